@@ -1,0 +1,30 @@
+"""linkhound: find broken links in files, URL lists, sitemaps and whole websites. An async, typed library."""
+
+from .api import check, crawl, make_settings
+from .exceptions import InputError, LinkhoundError, UsageError
+from .settings import Settings, parse_accept
+from .status import Status
+from .summary import Report, Summary
+from .types import Extraction, Link, Page, RawLink, Reference, Result
+from .version import __version__
+
+__all__ = [
+    "Extraction",
+    "InputError",
+    "Link",
+    "LinkhoundError",
+    "Page",
+    "RawLink",
+    "Reference",
+    "Report",
+    "Result",
+    "Settings",
+    "Status",
+    "Summary",
+    "UsageError",
+    "__version__",
+    "check",
+    "crawl",
+    "make_settings",
+    "parse_accept",
+]

@@ -1,0 +1,160 @@
+"""One HTTP(S) link -> one outcome: retries with backoff, HEAD->GET fallback, accepted codes, errors as results."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+
+import aiohttp
+
+from .client import HttpClient, RedirectError, Response
+from .host_pool import HostPool
+from .status import Status
+from .urls import host_of
+
+# Servers that refuse or mishandle HEAD answer with these; the same URL is then asked with GET.
+HEAD_REFUSED = frozenset({400, 403, 405, 406, 501})
+RETRY_CODES = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What checking one URL produced: the verdict, and the response it came from (if any)."""
+
+    status: Status
+    code: int | None
+    reason: str
+    redirects: tuple[str, ...]
+    elapsed: float
+    response: Response | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckPolicy:
+    accept: frozenset[int]
+    max_retries: int
+    retry_backoff: float
+    max_retry_wait: float
+
+
+class HttpChecker:
+    def __init__(self, client: HttpClient, pool: HostPool, policy: CheckPolicy) -> None:
+        self._client = client
+        self._pool = pool
+        self._policy = policy
+
+    async def check(self, url: str, method: str, want_body: Callable[[str], bool]) -> Outcome:
+        """Check url with method ("GET" or "HEAD"); the caller holds the host's slot."""
+        policy = self._policy
+        host = host_of(url)
+        started = time.monotonic()
+        attempt = 0
+        while True:
+            t0 = time.monotonic()
+            try:
+                resp = await self._client.fetch(url, method, want_body)
+            except TimeoutError:
+                self._pool.record(host, None, time.monotonic() - t0)
+                if attempt < policy.max_retries:
+                    attempt += 1
+                    await asyncio.sleep(self._backoff(attempt))
+                    continue
+                return Outcome(Status.TIMEOUT, None, "timed out", (), time.monotonic() - started)
+            except RedirectError as e:
+                return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
+            except (aiohttp.ClientError, OSError, ValueError) as e:
+                self._pool.record(host, None, time.monotonic() - t0)
+                if _transient(e) and attempt < policy.max_retries:
+                    attempt += 1
+                    await asyncio.sleep(self._backoff(attempt))
+                    continue
+                return Outcome(Status.ERROR, None, describe_error(e), (), time.monotonic() - started)
+            code = resp.status
+            retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+            self._pool.record(host, code, time.monotonic() - t0, retry_after)
+            if method == "HEAD" and code in HEAD_REFUSED:
+                method = "GET"  # not a retry: the server may only refuse HEAD
+                continue
+            if code in RETRY_CODES and code not in policy.accept and attempt < policy.max_retries:
+                attempt += 1
+                wait = self._backoff(attempt) if retry_after is None else retry_after
+                await asyncio.sleep(min(wait, policy.max_retry_wait))
+                continue
+            return self._verdict(resp, time.monotonic() - started)
+
+    def _verdict(self, resp: Response, elapsed: float) -> Outcome:
+        code = resp.status
+        if code in self._policy.accept:
+            status = Status.OK
+        elif code == 429:
+            status = Status.RATE_LIMITED
+        else:
+            status = Status.BROKEN
+        reason = _reason(code)
+        if resp.truncated and status is Status.OK:
+            reason = "body cut at --max-body-size"
+        return Outcome(status, code, reason, resp.redirects, elapsed, resp)
+
+    def _backoff(self, attempt: int) -> float:
+        base = self._policy.retry_backoff * 2.0 ** (attempt - 1)
+        return min(self._policy.max_retry_wait, base * random.uniform(0.5, 1.5))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP-date. None if absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _transient(e: BaseException) -> bool:
+    return isinstance(
+        e,
+        aiohttp.ServerDisconnectedError
+        | aiohttp.ClientOSError
+        | aiohttp.ClientPayloadError
+        | ConnectionResetError,
+    ) and not isinstance(e, aiohttp.ClientConnectorDNSError)
+
+
+def describe_error(e: BaseException) -> str:
+    """One clear line for a network failure."""
+    if isinstance(e, aiohttp.ClientConnectorDNSError):
+        return "DNS lookup failed"
+    if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
+        return f"TLS error: {e}"
+    if isinstance(e, aiohttp.ClientConnectorError):
+        return f"connection failed: {e.os_error.strerror or e.os_error}"
+    if isinstance(e, aiohttp.ServerDisconnectedError):
+        return "server closed the connection"
+    if isinstance(e, aiohttp.ClientPayloadError):
+        return "connection reset while reading the body"
+    if isinstance(e, aiohttp.ClientResponseError):
+        return f"bad response: {e.message}"
+    if isinstance(e, aiohttp.ClientOSError | ConnectionResetError):
+        return "connection reset"
+    if isinstance(e, aiohttp.InvalidURL | ValueError):
+        return f"invalid URL: {e}"
+    return f"{type(e).__name__}: {e}"
+
+
+def _reason(code: int) -> str:
+    from http import HTTPStatus
+
+    try:
+        return HTTPStatus(code).phrase
+    except ValueError:
+        return f"HTTP {code}"

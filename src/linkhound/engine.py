@@ -1,0 +1,364 @@
+"""The loop of a run: take ready work, check it, feed children back before the parent is done, stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from .checker import CheckPolicy, HttpChecker, Outcome
+from .client import ClientOptions, HttpClient
+from .extract import Kind, extract, kind_for_response
+from .fragments import Anchors
+from .frontier import Added, Frontier
+from .host_pool import HostLimits, HostPool, HostStats
+from .inputs import Input
+from .ledger import Ledger, Target
+from .links import LinkRules
+from .local import check_file, check_mailto, file_url_to_path, read_document
+from .robots import Robots
+from .scheduler import Scheduler
+from .settings import Settings
+from .status import Status
+from .summary import Report
+from .types import Extraction, Link, Page, RawLink, Reference, Result
+from .urls import Scope, canonical_key, host_of, looks_like_asset, scheme_of, split_fragment
+from .version import user_agent
+
+Event = Result | Page
+# Response types whose body is read when a page is crawled or its anchors are needed.
+_PARSABLE = frozenset(
+    {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",
+     "application/octet-stream", "application/gzip", "application/x-gzip"}
+)
+_INPUT = "(input)"
+
+
+class Engine:
+    """One run. `run` checks every input and returns the Report; `emit` sees each event as it happens."""
+
+    def __init__(self, settings: Settings, emit: Callable[[Event], None] = lambda event: None) -> None:
+        self.settings = settings
+        self._emit = emit
+        default = HostLimits(settings.host_concurrency, settings.host_rate, settings.host_burst)
+        per_host = settings.host_settings
+        self._pool = HostPool(
+            default, {h: hs.limits(default) for h, hs in per_host.items()}, max_wait=settings.max_retry_wait
+        )
+        self._frontier = Frontier(on_host_ready=lambda host: self._scheduler.host_ready(host))
+        self._scheduler = Scheduler(self._frontier, self._pool, settings.max_concurrency)
+        self._client = HttpClient(
+            ClientOptions(
+                max_connections=settings.max_concurrency,
+                timeout=settings.timeout,
+                max_redirects=settings.max_redirects,
+                max_body_size=settings.max_body_size,
+                user_agent=settings.user_agent or user_agent(),
+                headers=settings.headers(),
+                insecure=settings.insecure,
+                host_headers={h: hs.headers for h, hs in per_host.items() if hs.headers},
+            )
+        )
+        self._checker = HttpChecker(
+            self._client,
+            self._pool,
+            CheckPolicy(settings.accept, settings.max_retries, settings.retry_backoff, settings.max_retry_wait),
+        )
+        self._robots = Robots(self._client, self._pool) if settings.robots and settings.recursive else None
+        self._robots_read: set[str] = set()
+        self._rules = LinkRules.from_settings(settings)
+        self._keep_anchors = self._rules.check_fragments(local=False)  # later links may need them
+        self._ledger = Ledger(self._emit)
+        self._scope = Scope((), frozenset())
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pages: list[Page] = []
+        self._pages_queued = 0
+        self._caps: set[str] = set()
+        self._stopping = False
+
+    # -- the loop -------------------------------------------------------------------------------------
+
+    async def run(self, inputs: list[Input]) -> Report:
+        started = time.monotonic()
+        async with self._client:
+            self._seed(inputs)
+            while (link := await self._scheduler.next()) is not None:
+                self._spawn(self._visit(link))
+            await self._drain()
+        return self._ledger.report(
+            tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
+        )
+
+    def host_stats(self) -> dict[str, HostStats]:
+        return self._pool.stats()
+
+    def known(self) -> int:
+        """Targets found so far (checked or not): the progress bar's total."""
+        return len(self._ledger)
+
+    def stop(self) -> None:
+        """First Ctrl+C: take no new work; in-flight requests finish or time out."""
+        self._stopping = True
+        self._scheduler.stop()
+
+    async def _visit(self, link: Link) -> None:
+        target = self._ledger.target(link.key)
+        try:
+            refusal = await self._robots_refusal(link, target)
+            if refusal is not None:
+                self._ledger.checked(target, refusal)
+                return
+            outcome = await self._fetch(link, target)
+            extraction = self._parse(link, target, outcome)
+            if extraction is not None:
+                self._follow(link, outcome, extraction)  # the back edge: children first ...
+            self._ledger.checked(target, self._result(link, outcome))
+            self._maybe_refetch(target)
+        except Exception as e:  # a bug must not end the run: the link gets an error result
+            self._ledger.checked(target, Result(link.url, Status.ERROR, None, f"internal error: {e!r}"))
+        finally:
+            self._scheduler.done(link)  # ... then the parent is done
+
+    # -- seeding and following ------------------------------------------------------------------------
+
+    def _seed(self, inputs: list[Input]) -> None:
+        urls = [i.location for i in inputs if i.is_url]
+        self._scope = Scope.from_seeds(
+            urls,
+            self.settings.scope_domain,
+            self.settings.patterns("include_crawl"),
+            self.settings.patterns("exclude_crawl"),
+        )
+        for inp in inputs:
+            if inp.is_url:
+                self._add(RawLink(inp.location, "input", "", 0, 0), "", _INPUT, depth=0, follow=True, seed=True)
+            else:
+                self._read_local(inp)
+
+    def _read_local(self, inp: Input) -> None:
+        assert inp.content is not None and inp.kind is not None
+        base = self._rules.local_base(inp.path) if inp.path else ""
+        extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
+        self._page(inp.location, 0, extraction, followed=False)
+        for raw in extraction.links:
+            self._add(raw, extraction.base, inp.location, depth=1, follow=False, local=inp.path is not None)
+
+    def _follow(self, link: Link, outcome: Outcome, extraction: Extraction) -> None:
+        response = outcome.response
+        nofollow = extraction.nofollow or (
+            response is not None and "nofollow" in response.headers.get("X-Robots-Tag", "").lower()
+        )
+        final = response.url if response is not None else link.url
+        follow = self.settings.recursive and not nofollow and (final == link.url or self._scope.contains(final))
+        is_sitemap = bool(extraction.links) and extraction.links[0].element == "loc"
+        here = self._frontier.depth(link.key) or 0  # may be shorter than when the link was queued
+        depth = here if is_sitemap else here + 1
+        self._page(final, here, extraction, followed=follow)
+        keep = self._ledger.target(link.key).children if follow and self.settings.max_depth is not None else None
+        for raw in extraction.links:
+            key = self._add(raw, extraction.base, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
+            if keep is not None and key is not None:
+                keep.append(key)
+
+    def _page(self, url: str, depth: int, extraction: Extraction, followed: bool) -> None:
+        page = Page(url, depth, len(extraction.links), followed)
+        self._pages.append(page)
+        self._emit(page)
+
+    def _add(
+        self,
+        raw: RawLink,
+        base: str,
+        source: str,
+        depth: int,
+        follow: bool,
+        local: bool = False,
+        seed: bool = False,
+    ) -> str | None:
+        """Record one found link and queue its target if it is new: dedup happens here, before any request.
+
+        Returns the key of an http(s) target, None for others.
+        """
+        ref = Reference(source, raw.line, raw.column, raw.element, raw.attribute, raw.text)
+        url = self._rules.resolve(raw.text, base, local)
+        if url is None:
+            self._ledger.immediate("invalid:" + raw.text, raw.text, ref, Status.BROKEN, "invalid URL")
+            return None
+        target_url, fragment = split_fragment(url)
+        key = canonical_key(target_url)
+        scheme = scheme_of(target_url)
+        check_fragment = fragment is not None and self._rules.check_fragments(local)
+        target = self._ledger.get(key)
+        if target is not None:
+            self._ledger.refer(target, ref, fragment if check_fragment else None)
+            if check_fragment:
+                self._need_anchors(target)
+            if key in self._frontier:
+                self._requeue_if_shorter(target, depth, follow)
+                return key
+            return None
+        skip = self._rules.skip(target_url, scheme)
+        if skip is not None:
+            self._ledger.immediate(key, target_url, ref, *skip)
+            return None
+        if scheme == "file":
+            self._check_local(key, target_url, ref, fragment if check_fragment else None)
+            return None
+        if scheme == "mailto":
+            self._ledger.immediate(key, target_url, ref, *check_mailto(target_url))
+            return None
+        crawl = self._should_crawl(target_url, depth, follow)
+        if seed and not crawl:
+            crawl = True  # an input or sitemap entry is always read; it counts toward --max-pages
+            self._pages_queued += 1
+        target = self._ledger.add(key, target_url, depth, ref, fragment if check_fragment else None)
+        target.want_body = crawl or check_fragment
+        target.crawl = crawl
+        if crawl and self._robots is not None:
+            self._read_robots_first(target_url)
+        self._frontier.add(Link(target_url, key, depth, crawl))
+        return key
+
+    def _should_crawl(self, url: str, depth: int, follow: bool) -> bool:
+        if not follow or looks_like_asset(url) or not self._scope.contains(url):
+            return False
+        limit = self.settings.max_depth
+        if limit is not None and depth > limit:
+            self._caps.add(f"max-depth {limit}")
+            return False
+        cap = self.settings.max_pages
+        if cap is not None and self._pages_queued >= cap:
+            self._caps.add(f"max-pages {cap}")
+            return False
+        self._pages_queued += 1
+        return True
+
+    def _requeue_if_shorter(self, target: Target, depth: int, follow: bool) -> None:
+        """Depth is the shortest distance from a seed: a shorter path may bring pages within --max-depth."""
+        work = [(target, depth, follow)]
+        while work:
+            target, depth, follow = work.pop()
+            if depth >= target.depth:
+                continue
+            target.depth = depth
+            crawl = target.crawl or self._should_crawl(target.url, depth, follow)
+            added = self._frontier.add(Link(target.url, target.key, depth, crawl))
+            if added is Added.REQUEUED:
+                target.crawl = target.want_body = crawl
+            elif added is Added.SHORTER and self.settings.max_depth is not None:
+                if target.crawl:  # its children sit one hop closer now (no refetch: their keys were kept)
+                    work.extend((child, depth + 1, True) for child in map(self._ledger.target, target.children))
+                elif crawl:  # checked as a leaf when it looked too deep: crawl it after all (a second request)
+                    target.crawl = target.want_body = True
+                    self._frontier.readd(Link(target.url, target.key, depth, True))
+
+    # -- checking -------------------------------------------------------------------------------------
+
+    def _read_robots_first(self, url: str) -> None:
+        """Hold a host until its robots.txt is read, so Crawl-delay applies from the first request."""
+        host = host_of(url)
+        if host in self._robots_read:
+            return
+        self._robots_read.add(host)
+        self._pool.hold(host)
+
+        async def read() -> None:
+            try:
+                assert self._robots is not None
+                await self._robots.allowed(url)
+            finally:
+                self._pool.unhold(host)
+                self._scheduler.wake_host(host)
+
+        self._spawn(read())
+
+    async def _robots_refusal(self, link: Link, target: Target) -> Result | None:
+        """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
+        if self._robots is None or not link.crawl or target.refs[0][0].source == _INPUT:
+            return None
+        allowed, why = await self._robots.allowed(link.url)
+        return None if allowed else Result(link.url, Status.SKIPPED, None, why, depth=link.depth)
+
+    async def _fetch(self, link: Link, target: Target) -> Outcome:
+        want = target.want_body
+        method = "GET" if want or self.settings.method == "get" else "HEAD"
+        return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE)
+
+    def _parse(self, link: Link, target: Target, outcome: Outcome) -> Extraction | None:
+        response = outcome.response
+        if response is None or response.body is None or not outcome.status.is_ok:
+            return None
+        kind = kind_for_response(response.content_type, response.body, response.url)
+        if kind is None:
+            return None
+        extraction = extract(response.body, response.url, kind, include_code=self.settings.include_code)
+        if target.fragments or self._keep_anchors:
+            target.anchors = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
+        if not link.crawl or response.url != link.url and not self._scope.contains(response.url):
+            return None  # a leaf, or a redirect out of scope: its links are not ours to check
+        return extraction
+
+    def _result(self, link: Link, outcome: Outcome) -> Result:
+        response = outcome.response
+        return Result(
+            url=link.url,
+            status=outcome.status,
+            code=outcome.code,
+            reason=outcome.reason,
+            redirects=outcome.redirects,
+            elapsed=outcome.elapsed,
+            depth=link.depth,
+            content_type=response.content_type if response is not None else "",
+        )
+
+    def _need_anchors(self, target: Target) -> None:
+        if target.result is None:
+            target.want_body = True
+        else:
+            self._maybe_refetch(target)
+
+    def _maybe_refetch(self, target: Target) -> None:
+        """A target checked with HEAD, whose anchors some link needs, is fetched once more with GET."""
+        if (
+            target.result is not None
+            and target.fragments
+            and target.anchors is None
+            and not target.refetched
+            and target.result.status.is_ok
+            and target.result.content_type in ("", "text/html", "application/xhtml+xml")
+            and not target.want_body
+        ):
+            target.refetched = True
+            target.want_body = True
+            self._frontier.readd(Link(target.url, target.key, target.depth, False))
+
+    def _check_local(self, key: str, url: str, ref: Reference, fragment: str | None) -> None:
+        path = file_url_to_path(url)
+        found = check_file(path, self.settings.index_files, self._rules.root_dir)
+        target = self._ledger.add(key, url, 0, ref, fragment)
+        if found.status.is_ok and found.path is not None:
+            target.load_anchors = lambda: self._local_anchors(found.path or "")
+        self._ledger.checked(target, Result(url, found.status, None, found.reason))
+
+    def _local_anchors(self, path: str) -> Anchors | None:
+        from .extract import kind_for_path
+
+        kind = kind_for_path(path)
+        if kind not in (Kind.HTML, Kind.MARKDOWN):
+            return None
+        body = read_document(path, self.settings.max_body_size)
+        if body is None:
+            return None
+        return Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
+
+    # -- tasks ----------------------------------------------------------------------------------------
+
+    def _spawn(self, coro: object) -> None:
+        task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _drain(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+

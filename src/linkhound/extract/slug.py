@@ -1,0 +1,41 @@
+"""Heading anchors as GitHub makes them: github_slug, and Slugger for the -1, -2 suffixes of repeats."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_ASCII_DROP = re.compile(r"[^a-z0-9 _-]")
+
+
+def _keep(char: str) -> bool:
+    # github-slugger keeps letters, marks, numbers, connector punctuation (the underscore), space and hyphen.
+    return char in " -" or unicodedata.category(char)[0] in "LMN" or unicodedata.category(char) == "Pc"
+
+
+def github_slug(heading_text: str) -> str:
+    """The id GitHub gives a heading: lower-cased, punctuation dropped, each space one hyphen."""
+    text = heading_text.strip().lower()
+    if text.isascii():
+        text = _ASCII_DROP.sub("", text)
+    else:
+        text = "".join(char for char in text if _keep(char))
+    return text.replace(" ", "-")
+
+
+class Slugger:
+    """Unique slugs for the headings of one document, in order: "intro", "intro-1", "intro-2"."""
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def slug(self, heading_text: str) -> str:
+        # The same loop as github-slugger: a generated "x-1" also reserves that name for a later heading.
+        base = slug = github_slug(heading_text)
+        while slug in self._seen:
+            self._seen[base] += 1
+            slug = f"{base}-{self._seen[base]}"
+        self._seen[slug] = 0
+        return slug

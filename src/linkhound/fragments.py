@@ -1,0 +1,31 @@
+"""Whether a #fragment names an anchor of a document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import unquote
+
+
+@dataclass(frozen=True, slots=True)
+class Anchors:
+    """The anchors of one document, computed once per document and run."""
+
+    names: frozenset[str]
+    case_insensitive: bool = False  # Markdown heading slugs match whatever the case
+
+    @classmethod
+    def of(cls, names: frozenset[str], markdown: bool = False) -> Anchors:
+        return cls(frozenset(n.lower() for n in names) if markdown else names, markdown)
+
+    def has(self, fragment: str) -> bool:
+        if is_always_valid(fragment):
+            return True
+        candidates = {fragment, unquote(fragment)}
+        if self.case_insensitive:
+            candidates = {c.lower() for c in candidates}
+        return not candidates.isdisjoint(self.names)
+
+
+def is_always_valid(fragment: str) -> bool:
+    """'#' and '#top' always work in browsers; text fragments (#:~:text=) are not anchors."""
+    return fragment == "" or fragment.lower() == "top" or fragment.startswith(":~:")

@@ -1,0 +1,135 @@
+"""How fast each host may be asked: a concurrency cap, a token bucket, and backoff after 429/503."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class HostLimits:
+    """The limits of one host. rate is requests per second (None: unlimited); burst is the bucket size."""
+
+    concurrency: int = 8
+    rate: float | None = None
+    burst: int = 1
+
+
+@dataclass(slots=True)
+class HostStats:
+    requests: int = 0
+    successes: int = 0
+    rate_limited: int = 0  # 429 and 503 answers
+    waits: int = 0  # times the host was asked while it had to wait
+    latencies: list[float] = field(default_factory=list)
+
+    @property
+    def median_latency(self) -> float:
+        if not self.latencies:
+            return 0.0
+        s = sorted(self.latencies)
+        return s[len(s) // 2]
+
+
+@dataclass(slots=True)
+class _Host:
+    limits: HostLimits
+    active: int = 0
+    tokens: float = 0.0
+    refilled: float = 0.0
+    blocked_until: float = 0.0  # Retry-After or backoff: no request starts before this
+    backoff: float = 0.0  # current backoff step after 429/503 without Retry-After
+    held: bool = False  # no request until released (robots.txt being read)
+    stats: HostStats = field(default_factory=HostStats)
+
+
+class HostPool:
+    """Per-host admission. The scheduler asks `try_acquire`; it never blocks, so no host holds up another.
+
+    try_acquire returns 0.0 when a request may start now (the slot is taken), math.inf when the host
+    is at its concurrency cap (ask again after a release), or the seconds until a token is due.
+    """
+
+    def __init__(
+        self,
+        default: HostLimits,
+        overrides: dict[str, HostLimits] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_wait: float = 60.0,
+    ) -> None:
+        self._default = default
+        self._overrides = dict(overrides or {})
+        self._hosts: dict[str, _Host] = {}
+        self._clock = clock
+        self._max_wait = max_wait
+
+    def _host(self, host: str) -> _Host:
+        h = self._hosts.get(host)
+        if h is None:
+            limits = self._overrides.get(host) or self._overrides.get(host.rsplit(":", 1)[0]) or self._default
+            h = self._hosts[host] = _Host(limits, tokens=float(limits.burst), refilled=self._clock())
+        return h
+
+    def limits(self, host: str) -> HostLimits:
+        return self._host(host).limits
+
+    def slow_down(self, host: str, rate: float) -> None:
+        """Lower a host's rate (robots.txt Crawl-delay / Request-rate) when stricter than what is set."""
+        h = self._host(host)
+        if h.limits.rate is None or rate < h.limits.rate:
+            h.limits = HostLimits(h.limits.concurrency, rate, 1)
+            h.tokens = min(h.tokens, 1.0)
+
+    def hold(self, host: str) -> None:
+        """Admit nothing to host until unhold (its robots.txt, with Crawl-delay, is being fetched)."""
+        self._host(host).held = True
+
+    def unhold(self, host: str) -> None:
+        self._host(host).held = False
+
+    def try_acquire(self, host: str) -> float:
+        h = self._host(host)
+        if h.held:
+            return math.inf
+        now = self._clock()
+        if h.blocked_until > now:
+            h.stats.waits += 1
+            return h.blocked_until - now
+        if h.active >= h.limits.concurrency:
+            return math.inf
+        rate = h.limits.rate
+        if rate is not None:
+            h.tokens = min(float(h.limits.burst), h.tokens + (now - h.refilled) * rate)
+            h.refilled = now
+            if h.tokens < 1.0:
+                h.stats.waits += 1
+                return (1.0 - h.tokens) / rate
+            h.tokens -= 1.0
+        h.active += 1
+        h.stats.requests += 1
+        return 0.0
+
+    def release(self, host: str) -> None:
+        self._host(host).active -= 1
+
+    def record(self, host: str, code: int | None, elapsed: float, retry_after: float | None = None) -> None:
+        """Feed one response back: 429/503 block the whole host; successes relax the backoff."""
+        h = self._host(host)
+        h.stats.latencies.append(elapsed)
+        if code in (429, 503):
+            h.stats.rate_limited += 1
+            if retry_after is None:
+                h.backoff = min(self._max_wait, max(1.0, h.backoff * 2))
+                wait = h.backoff * random.uniform(0.5, 1.0)
+            else:
+                wait = min(self._max_wait, max(0.0, retry_after))
+            h.blocked_until = max(h.blocked_until, self._clock() + wait)
+        elif code is not None and code < 500:
+            h.stats.successes += 1
+            h.backoff = h.backoff / 2 if h.backoff > 1.0 else 0.0
+
+    def stats(self) -> dict[str, HostStats]:
+        return {host: h.stats for host, h in sorted(self._hosts.items())}

@@ -1,0 +1,76 @@
+"""Per-host settings (`[hosts."name"]` in a config file, or --host-config FILE): limits and headers."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .exceptions import UsageError
+from .host_pool import HostLimits
+
+_KEYS = {"concurrency", "rate", "burst", "headers"}
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    concurrency: int | None = None
+    rate: float | None = None
+    burst: int | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+    def limits(self, default: HostLimits) -> HostLimits:
+        return HostLimits(
+            self.concurrency or default.concurrency,
+            self.rate if self.rate is not None else default.rate,
+            self.burst or default.burst,
+        )
+
+
+def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]:
+    """Validate a {host: {concurrency, rate, burst, headers}} table; errors name the host, key and file."""
+    out: dict[str, HostSettings] = {}
+    for host, spec in table.items():
+        at = f"{where}: hosts.{host!r}"
+        if not isinstance(spec, Mapping):
+            raise UsageError(f"{at} must be a table")
+        unknown = set(spec) - _KEYS
+        if unknown:
+            raise UsageError(f"{at}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})")
+        concurrency = _number(spec, "concurrency", int, at)
+        rate = _number(spec, "rate", float, at)
+        burst = _number(spec, "burst", int, at)
+        if concurrency is not None and concurrency < 1 or burst is not None and burst < 1:
+            raise UsageError(f"{at}: concurrency and burst must be at least 1")
+        if rate is not None and rate <= 0:
+            raise UsageError(f"{at}: rate must be positive")
+        headers = spec.get("headers", {})
+        if not isinstance(headers, Mapping) or not all(isinstance(v, str) for v in headers.values()):
+            raise UsageError(f"{at}: headers must be a table of strings")
+        out[host.lower()] = HostSettings(concurrency, rate, burst, dict(headers))
+    return out
+
+
+def load_host_config(path: str) -> dict[str, HostSettings]:
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise UsageError(f"--host-config {path}: {e.strerror or e}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise UsageError(f"--host-config {path}: not valid TOML: {e}") from None
+    hosts = data.get("hosts", {})
+    unknown = set(data) - {"hosts"}
+    if unknown:
+        raise UsageError(f"--host-config {path}: only [hosts.\"name\"] tables belong here, found {sorted(unknown)}")
+    return parse_hosts(hosts, path)
+
+
+def _number(spec: Mapping[str, Any], key: str, kind: type, at: str) -> Any:
+    value = spec.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or kind is int and not isinstance(value, int):
+        raise UsageError(f"{at}: {key} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+    return kind(value)

@@ -1,0 +1,165 @@
+"""Turn arguments (URLs, files, directories, globs, '-' for stdin, --files-from) into inputs to read."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .exceptions import InputError
+from .extract import Kind, kind_for_path
+
+# Files a directory walk picks up; a file named explicitly is read whatever its name.
+WALK_KINDS = (Kind.HTML, Kind.MARKDOWN)
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One thing to read links from: a URL to fetch, or a document already in hand."""
+
+    location: str  # URL, or path as the user wrote it, or "-" for stdin
+    kind: Kind | None  # None for URLs: decided by the response
+    content: bytes | None = None  # local documents are read at collection time
+    path: str | None = None  # absolute path of a local file
+
+    @property
+    def is_url(self) -> bool:
+        return self.content is None
+
+
+def collect(args: Iterable[str], *, hidden: bool = False, gitignore: bool = True) -> list[Input]:
+    """Expand every argument; raise InputError naming the first one that can't be read."""
+    out: list[Input] = []
+    for arg in args:
+        out.extend(_expand(arg, hidden, gitignore))
+    return out
+
+
+def read_files_from(source: str) -> list[str]:
+    """The inputs listed in a file (one per line; '#' comments and blank lines skipped), or stdin for '-'."""
+    try:
+        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(source, f"can't read --files-from file: {_why(e)}") from None
+    return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
+
+
+def _expand(arg: str, hidden: bool, gitignore: bool) -> Iterator[Input]:
+    if arg == "-":
+        data = sys.stdin.buffer.read()
+        yield Input("-", Kind.HTML if data.lstrip()[:1] == b"<" else Kind.MARKDOWN, data)
+        return
+    lower = arg.lower()
+    if lower.startswith(("http://", "https://")):
+        yield Input(arg, None)
+        return
+    if lower.startswith("file://"):
+        from urllib.request import url2pathname
+
+        arg = url2pathname(arg[7:].split("#", 1)[0])
+    path = Path(arg)
+    if path.is_dir():
+        for file in walk(path, hidden=hidden, gitignore=gitignore):
+            yield _read(str(file), kind_for_path(str(file)) or Kind.TEXT)
+        return
+    if path.exists():
+        yield _read(arg, kind_for_path(arg) or Kind.TEXT)
+        return
+    if _GLOB_CHARS & set(arg):
+        matches = sorted(glob.glob(arg, recursive=True))
+        files = [m for m in matches if os.path.isfile(m)]
+        if not files:
+            raise InputError(arg, "the pattern matches no files")
+        for m in files:
+            yield _read(m, kind_for_path(m) or Kind.TEXT)
+        return
+    if "://" in arg:
+        raise InputError(arg, "unsupported input URL scheme (use http://, https:// or file://)")
+    raise InputError(arg, "no such file or directory (and not a URL)")
+
+
+def _read(path: str, kind: Kind) -> Input:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(path, f"can't read: {_why(e)}") from None
+    return Input(path, kind, data, os.path.abspath(path))
+
+
+def _why(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror.lower()
+    return str(e)
+
+
+def walk(root: Path, *, hidden: bool = False, gitignore: bool = True) -> Iterator[Path]:
+    """Files under root that extractors read, in a stable order; hidden dirs and .gitignore'd paths left out."""
+    specs: list[tuple[str, object]] = []  # (dir, GitIgnoreSpec) of every .gitignore above the current dir
+    if gitignore:
+        specs.extend(_ancestor_ignores(root))
+    yield from _walk(root, hidden, gitignore, specs)
+
+
+def _walk(d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]]) -> Iterator[Path]:
+    own = _load_ignore(d) if gitignore else None
+    if own is not None:
+        specs = [*specs, (str(d), own)]
+    try:
+        entries = sorted(os.scandir(d), key=lambda e: e.name)
+    except OSError as e:
+        raise InputError(str(d), f"can't list directory: {_why(e)}") from None
+    for entry in entries:
+        if not hidden and entry.name.startswith("."):
+            continue
+        is_dir = entry.is_dir()
+        if specs and _ignored(entry.path, is_dir, specs):
+            continue
+        if is_dir:
+            yield from _walk(Path(entry.path), hidden, gitignore, specs)
+        elif kind_for_path(entry.name) in WALK_KINDS:
+            yield Path(entry.path)
+
+
+def _load_ignore(d: Path) -> object | None:
+    f = d / ".gitignore"
+    if not f.is_file():
+        return None
+    import pathspec
+
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(f.read_text(encoding="utf-8", errors="replace").splitlines())
+    except (OSError, ValueError):
+        return None
+
+
+def _ancestor_ignores(root: Path) -> list[tuple[str, object]]:
+    """.gitignore files between the repository top (the folder holding .git) and root apply too."""
+    root = root.resolve()
+    chain = []
+    for d in [root, *root.parents]:
+        chain.append(d)
+        if (d / ".git").exists():
+            break
+    else:
+        return []
+    out = []
+    for d in reversed(chain[1:]):
+        spec = _load_ignore(d)
+        if spec is not None:
+            out.append((str(d), spec))
+    return out
+
+
+def _ignored(path: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:
+    ap = os.path.abspath(path)
+    for base, spec in specs:
+        rel = os.path.relpath(ap, os.path.abspath(base)).replace(os.sep, "/")
+        if is_dir:
+            rel += "/"
+        if spec.match_file(rel):  # type: ignore[attr-defined]
+            return True
+    return False

@@ -1,0 +1,121 @@
+"""Every referrer of every target, and the results: what the report is assembled from."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from .fragments import Anchors
+from .status import Status
+from .summary import Report, summarize
+from .types import Page, Reference, Result
+
+
+class Target:
+    """Bookkeeping of one unique target (canonical key): who links to it and what came of it."""
+
+    __slots__ = (
+        "key", "url", "depth", "crawl", "want_body", "refetched", "children",
+        "refs", "fragments", "result", "anchors", "load_anchors", "broken_fragments",
+    )
+
+    def __init__(self, key: str, url: str, depth: int) -> None:
+        self.key = key
+        self.url = url
+        self.depth = depth
+        self.crawl = False
+        self.want_body = False
+        self.refetched = False
+        self.children: list[str] = []  # keys of the pages it links to (kept with --max-depth, for shorter paths)
+        self.refs: list[tuple[Reference, str | None]] = []  # (reference, fragment it asks for)
+        self.fragments: set[str] = set()
+        self.result: Result | None = None
+        self.anchors: Anchors | None = None
+        self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
+        self.broken_fragments: dict[str, Result] = {}
+
+
+class Ledger:
+    def __init__(self, emit: Callable[[Result | Page], None]) -> None:
+        self._emit = emit
+        self._targets: dict[str, Target] = {}
+        self._done: list[Target] = []  # in completion order
+
+    def __len__(self) -> int:
+        return len(self._targets)
+
+    def get(self, key: str) -> Target | None:
+        return self._targets.get(key)
+
+    def target(self, key: str) -> Target:
+        return self._targets[key]
+
+    def add(self, key: str, url: str, depth: int, ref: Reference, fragment: str | None) -> Target:
+        target = self._targets[key] = Target(key, url, depth)
+        self.refer(target, ref, fragment)
+        return target
+
+    def refer(self, target: Target, ref: Reference, fragment: str | None) -> None:
+        target.refs.append((ref, fragment))
+        if fragment is not None and fragment not in target.fragments:
+            target.fragments.add(fragment)
+            if target.result is not None:
+                self._check_fragment(target, fragment)
+
+    def immediate(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
+        """A target decided without a request (excluded, unsupported, mailto, invalid)."""
+        target = self._targets.get(key)
+        if target is None:
+            target = self.add(key, url, 0, ref, None)
+            self.checked(target, Result(url, status, None, reason))
+        else:
+            self.refer(target, ref, None)
+
+    def checked(self, target: Target, result: Result) -> None:
+        first = target.result is None
+        if first or target.result is not None and not target.result.status.is_ok:
+            target.result = result
+        if first:
+            self._done.append(target)
+            self._emit(dataclasses.replace(result, references=tuple(r for r, _ in target.refs)))
+        for fragment in sorted(target.fragments):
+            self._check_fragment(target, fragment)
+
+    def _check_fragment(self, target: Target, fragment: str) -> None:
+        result = target.result
+        if result is None or not result.status.is_ok or fragment in target.broken_fragments:
+            return
+        if target.anchors is None and target.load_anchors is not None:
+            target.anchors, target.load_anchors = target.load_anchors(), None
+        if target.anchors is None or target.anchors.has(fragment):
+            return
+        broken = Result(
+            url=f"{target.url}#{fragment}",
+            status=Status.BROKEN,
+            code=result.code,
+            reason=f"no anchor #{fragment}",
+            depth=result.depth,
+            content_type=result.content_type,
+        )
+        target.broken_fragments[fragment] = broken
+        self._emit(dataclasses.replace(broken, references=self._refs(target, fragment)))
+
+    @staticmethod
+    def _refs(target: Target, fragment: str) -> tuple[Reference, ...]:
+        return tuple(r for r, f in target.refs if f == fragment)
+
+    def results(self) -> tuple[Result, ...]:
+        """Final results with every reference: a broken fragment's references move to its own result."""
+        out: list[Result] = []
+        for t in self._done:
+            assert t.result is not None
+            broken = t.broken_fragments if t.result.status.is_ok else {}
+            refs = tuple(r for r, f in t.refs if f not in broken)
+            out.append(dataclasses.replace(t.result, references=refs))
+            for fragment in sorted(broken):
+                out.append(dataclasses.replace(broken[fragment], references=self._refs(t, fragment)))
+        return tuple(out)
+
+    def report(self, pages: tuple[Page, ...], elapsed: float, interrupted: bool, caps: tuple[str, ...]) -> Report:
+        results = self.results()
+        return Report(results, summarize(results, len(pages), elapsed, interrupted, caps), pages)

@@ -1,0 +1,67 @@
+"""Reporters: turn the stream of Results into one of the output formats named in FORMATS."""
+
+from __future__ import annotations
+
+from ..exceptions import UsageError
+from .ansi import wants_color
+from .base import Reporter
+from .compact import Compact
+from .csv_report import Csv
+from .detailed import Detailed
+from .github import GitHub
+from .html import Html
+from .json_report import JsonReport
+from .jsonl import JsonLines
+from .junit import JUnit
+from .markdown import Markdown
+from .sarif import Sarif
+
+FORMATS: tuple[str, ...] = (
+    "compact",
+    "detailed",
+    "json",
+    "jsonl",
+    "markdown",
+    "junit",
+    "sarif",
+    "github",
+    "csv",
+    "html",
+)
+# A record per link is the whole point of these; "only the summary" would leave an empty shell.
+_NO_SUMMARY_ONLY = ("junit", "sarif", "csv")
+
+
+def reporter_for(
+    fmt: str, *, color: bool = False, verbose: bool = False, summary_only: bool = False
+) -> Reporter:
+    """The reporter for a format name. `color` applies to compact and detailed, `verbose` (every link,
+    not only problems) to compact, markdown and html; `summary_only` to all but junit, sarif and csv."""
+    if fmt not in FORMATS:
+        raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    if summary_only and fmt in _NO_SUMMARY_ONLY:
+        raise UsageError(f"--summary-only does not apply to --format {fmt}, which reports each link")
+    match fmt:
+        case "compact":
+            return Compact(color=color, verbose=verbose, summary_only=summary_only)
+        case "detailed":
+            return Detailed(color=color, summary_only=summary_only)
+        case "json":
+            return JsonReport(summary_only=summary_only)
+        case "jsonl":
+            return JsonLines(summary_only=summary_only)
+        case "markdown":
+            return Markdown(verbose=verbose, summary_only=summary_only)
+        case "junit":
+            return JUnit()
+        case "sarif":
+            return Sarif()
+        case "github":
+            return GitHub(summary_only=summary_only)
+        case "csv":
+            return Csv()
+        case _:
+            return Html(verbose=verbose, summary_only=summary_only)
+
+
+__all__ = ["FORMATS", "Reporter", "reporter_for", "wants_color"]

@@ -1,0 +1,27 @@
+"""The Reporter protocol every format implements, and a base for formats written only at the end."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..summary import Report
+from ..types import Result
+
+
+class Reporter(Protocol):
+    """Turns the stream of results into text. The caller writes whatever the two methods return."""
+
+    def result(self, result: Result) -> str | None:
+        """Called as each result completes; returns text to write now, or None."""
+        ...
+
+    def finish(self, report: Report) -> str:
+        """Called once at the end with every result and its final references; returns the rest."""
+        ...
+
+
+class WholeReport:
+    """A format that needs the whole run before it can write anything."""
+
+    def result(self, result: Result) -> str | None:
+        return None

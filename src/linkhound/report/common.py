@@ -1,0 +1,158 @@
+"""Helpers every format shares: status labels, ordering, grouping, the summary line and safe text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from urllib.parse import urlsplit
+
+from ..status import Status
+from ..summary import Summary
+from ..types import Reference, Result
+from ..version import __version__
+
+# Human-readable names; machine formats use Status.value ("rate_limited") instead.
+LABELS: dict[Status, str] = {
+    Status.OK: "ok",
+    Status.BROKEN: "broken",
+    Status.ERROR: "error",
+    Status.TIMEOUT: "timeout",
+    Status.RATE_LIMITED: "rate-limited",
+    Status.BLOCKED: "blocked",
+    Status.EXCLUDED: "excluded",
+    Status.UNSUPPORTED: "unsupported",
+    Status.SKIPPED: "skipped",
+}
+# What a problem is called where it is shown alone (a code-scanning alert, a CI annotation).
+TITLES: dict[Status, str] = {
+    Status.BROKEN: "Broken link",
+    Status.ERROR: "Link error",
+    Status.TIMEOUT: "Link timed out",
+    Status.RATE_LIMITED: "Link rate-limited",
+    Status.BLOCKED: "Link blocked by bot protection",
+}
+ORDER: dict[Status, int] = {s: i for i, s in enumerate(Status)}
+NO_SOURCE = "(input)"  # the "source" of a link given directly, with no referring file or page
+
+Paint = Callable[[str, Status | None], str]
+
+
+def plain(text: str, status: Status | None) -> str:
+    return text
+
+
+def is_problem(status: Status) -> bool:
+    """Broken results, plus blocked ones: not a failure, but nobody could tell whether the link works."""
+    return status.is_broken or status is Status.BLOCKED
+
+
+def by_url(results: Iterable[Result]) -> list[Result]:
+    return sorted(results, key=lambda r: r.url)
+
+
+def by_status_then_url(results: Iterable[Result]) -> list[Result]:
+    return sorted(results, key=lambda r: (ORDER[r.status], r.url))
+
+
+def ref_key(ref: Reference) -> tuple[str, int, int, str, str, str]:
+    return (ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text)
+
+
+def sorted_refs(refs: Iterable[Reference]) -> list[Reference]:
+    return sorted(refs, key=ref_key)
+
+
+def referrers(result: Result) -> list[Reference | None]:
+    """A result's references in order, or [None] for a link given directly, so every result shows once."""
+    return [*sorted_refs(result.references)] or [None]
+
+
+def by_source(results: Iterable[Result]) -> dict[str, list[tuple[Reference | None, Result]]]:
+    """Group (reference, result) pairs by the file or page that holds the link, all in a stable order."""
+    groups: dict[str, list[tuple[Reference | None, Result]]] = {}
+    for result in results:
+        if not result.references:
+            groups.setdefault(NO_SOURCE, []).append((None, result))
+        for ref in result.references:
+            groups.setdefault(ref.source, []).append((ref, result))
+    for pairs in groups.values():
+        pairs.sort(key=lambda p: (p[0].line, p[0].column, p[1].url) if p[0] else (0, 0, p[1].url))
+    return dict(sorted(groups.items()))
+
+
+def describe(result: Result) -> str:
+    """The HTTP code and reason as one phrase: "404 Not Found", "200, no anchor #top", "timed out"."""
+    if result.code is None:
+        return result.reason or LABELS[result.status]
+    if not result.reason:
+        return str(result.code)
+    sep = " " if result.reason[:1].isupper() else ", "
+    return f"{result.code}{sep}{result.reason}"
+
+
+def where(ref: Reference) -> str:
+    """A reference as "path:line:col (a href)"."""
+    what = " ".join(p for p in (ref.element, ref.attribute) if p)
+    return f"{ref.position()} ({what})" if what else ref.position()
+
+
+def duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.2f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s"
+
+
+def summary_counts(summary: Summary) -> list[tuple[str, int, Status | None]]:
+    """Every status count (zeros included, so the line keeps its shape), then redirects."""
+    counts: list[tuple[str, int, Status | None]] = [(LABELS[s], summary.count(s), s) for s in Status]
+    counts.append(("redirected", summary.redirects, None))
+    return counts
+
+
+def summary_line(summary: Summary, paint: Paint = plain) -> str:
+    """One line: "12 links (10 unique) in 3 documents: 2 ok, 1 broken, ...; 1 redirected — 2.35 s"."""
+    head = f"{summary.total:,} links ({summary.unique:,} unique)"
+    if summary.pages:
+        head += f" in {summary.pages:,} document{'s' if summary.pages != 1 else ''}"
+    parts = [paint(f"{n:,} {label}", status if n else None) for label, n, status in summary_counts(summary)]
+    line = f"{head}: {', '.join(parts[:-1])}; {parts[-1]} — {duration(summary.elapsed)}"
+    if summary.interrupted:
+        line += "; interrupted"
+    if summary.caps:
+        line += f"; stopped early by {', '.join(summary.caps)}"
+    return line
+
+
+def host(url: str) -> str:
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:
+        return ""
+
+
+def is_url(source: str) -> bool:
+    """True for a page URL, false for a local file path (Windows drive letters included)."""
+    return bool(_URL.match(source))
+
+
+def printable(text: str) -> str:
+    """Text safe for a terminal or a one-line field: control and bidi characters shown as escapes."""
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def tool_version() -> str:
+    """linkhound's version, for formats that name their producer (a function, so tests can pin it)."""
+    return __version__
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+# C0/C1 controls, bidi overrides (they reorder text on screen), lone surrogates and non-characters.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff\ufffe\uffff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    code = ord(m[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"

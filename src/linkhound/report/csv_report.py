@@ -1,0 +1,45 @@
+"""The csv format: a row per link and referrer, for spreadsheets and scripts."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from ..summary import Report
+from .base import WholeReport
+from .common import by_url, sorted_refs
+
+COLUMNS = (
+    "url", "status", "code", "reason", "redirects", "duration",
+    "source", "line", "column", "element", "attribute", "text",
+)  # fmt: skip
+
+
+class Csv(WholeReport):
+    """Rows sorted by URL, then referrer; a link with no referrer gets one row with empty source cells."""
+
+    def finish(self, report: Report) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for result in by_url(report.results):
+            head = [
+                cell(result.url),
+                result.status.value,
+                "" if result.code is None else str(result.code),
+                cell(result.reason),
+                cell(" ".join(result.redirects)),
+                f"{result.elapsed:.3f}",
+            ]
+            refs = sorted_refs(result.references)
+            if not refs:
+                writer.writerow(head + [""] * 6)
+            for ref in refs:
+                where = [cell(ref.source), str(ref.line), str(ref.column)]
+                writer.writerow(head + where + [cell(ref.element), cell(ref.attribute), cell(ref.text)])
+        return out.getvalue()
+
+
+def cell(s: str) -> str:
+    """Text from the web, defused: a leading = + - @ would make a spreadsheet run it as a formula."""
+    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s

@@ -1,0 +1,61 @@
+"""The github format: workflow commands that GitHub Actions turns into annotations on the lines."""
+
+from __future__ import annotations
+
+from ..status import Status
+from ..summary import Report
+from ..types import Reference, Result
+from .base import WholeReport
+from .common import (
+    TITLES,
+    by_status_then_url,
+    describe,
+    is_problem,
+    is_url,
+    printable,
+    referrers,
+    summary_line,
+)
+
+
+class GitHub(WholeReport):
+    """`::error` per broken link and referrer (`::warning` when blocked), then the summary line."""
+
+    def __init__(self, *, summary_only: bool = False) -> None:
+        self.summary_only = summary_only
+
+    def finish(self, report: Report) -> str:
+        lines = []
+        if not self.summary_only:
+            for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
+                for ref in referrers(result):
+                    lines.append(_annotation(result, ref))
+        lines.append(summary_line(report.summary))
+        return "\n".join(lines) + "\n"
+
+
+def _annotation(result: Result, ref: Reference | None) -> str:
+    command = "warning" if result.status is Status.BLOCKED else "error"
+    props: dict[str, str] = {}
+    message = f"{result.url} ({describe(result)})"
+    if ref is not None and not is_url(ref.source):
+        props["file"] = ref.source
+        if ref.line > 0:
+            props["line"] = str(ref.line)
+            if ref.column > 0:
+                props["col"] = str(ref.column)
+    elif ref is not None:
+        message += f" in {ref.position()}"
+    props["title"] = TITLES[result.status]
+    params = ",".join(f"{k}={_property(v)}" for k, v in props.items())
+    return f"::{command} {params}::{_data(message)}"
+
+
+def _data(s: str) -> str:
+    # @actions/core escapes % and line breaks; printable() has already turned line breaks into "\x0a",
+    # so a hostile URL can't start a workflow command of its own on a new line.
+    return printable(s).replace("%", "%25")
+
+
+def _property(s: str) -> str:
+    return _data(s).replace(":", "%3A").replace(",", "%2C")

@@ -1,0 +1,23 @@
+"""The jsonl format: a JSON object per result the moment it completes, then one summary object."""
+
+from __future__ import annotations
+
+from ..summary import Report
+from ..types import Result
+from .records import SCHEMA_VERSION, dumps, result_record, summary_record
+
+
+class JsonLines:
+    """Streams: each line stands alone, so a pipe or a huge crawl never waits for the end."""
+
+    def __init__(self, *, summary_only: bool = False) -> None:
+        self.summary_only = summary_only
+
+    def result(self, result: Result) -> str | None:
+        if self.summary_only:
+            return None
+        return dumps({"type": "result"} | result_record(result)) + "\n"
+
+    def finish(self, report: Report) -> str:
+        line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
+        return dumps(line) + "\n"

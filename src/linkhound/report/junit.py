@@ -1,0 +1,64 @@
+"""The junit format: XML for CI test views, a testsuite per source and a testcase per link."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from ..summary import Report
+from ..types import Reference, Result
+from .base import WholeReport
+from .common import LABELS, by_source, describe, printable
+
+
+class JUnit(WholeReport):
+    """Broken links are failures; blocked and deliberately unchecked links are skipped testcases."""
+
+    def finish(self, report: Report) -> str:
+        groups = by_source(report.results)
+        root = ET.Element("testsuites", name="linkhound")
+        _counts(root, [p for pairs in groups.values() for p in pairs])
+        root.set("time", f"{report.summary.elapsed:.3f}")
+        for source, pairs in groups.items():
+            suite = ET.SubElement(root, "testsuite", name=printable(source))
+            _counts(suite, pairs)
+            suite.set("time", f"{sum(result.elapsed for _, result in pairs):.3f}")
+            for ref, result in pairs:
+                _testcase(suite, source, ref, result)
+        ET.indent(root)
+        return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _counts(element: ET.Element, pairs: Sequence[tuple[Reference | None, Result]]) -> None:
+    element.set("tests", str(len(pairs)))
+    element.set("failures", str(sum(1 for _, r in pairs if r.status.is_broken)))
+    element.set("errors", "0")  # a broken link is a failed check, never an error of the checker
+    if element.tag == "testsuite":  # the schema allows "skipped" on suites only
+        element.set("skipped", str(sum(1 for _, r in pairs if not r.is_ok and not r.is_broken)))
+
+
+def _testcase(suite: ET.Element, source: str, ref: Reference | None, result: Result) -> None:
+    position = f"{ref.line}:{ref.column} " if ref and ref.line else ""
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        name=printable(position + result.url),
+        classname=printable(source),
+        time=f"{result.elapsed:.3f}",
+    )
+    message = f"{LABELS[result.status]}: {describe(result)}"
+    if result.is_broken:
+        failure = ET.SubElement(case, "failure", type=result.status.value, message=printable(message))
+        failure.text = _details(ref, result)
+    elif not result.is_ok:
+        ET.SubElement(case, "skipped", message=printable(message))
+
+
+def _details(ref: Reference | None, result: Result) -> str:
+    lines = [f"url: {result.url}", f"status: {result.status.value}", f"reason: {describe(result)}"]
+    if result.redirects:
+        lines.append(f"redirected: {' -> '.join((result.url, *result.redirects))}")
+    if ref:
+        lines.append(f"at: {ref.position()} ({ref.element} {ref.attribute})")
+        lines.append(f"as written: {ref.text}")
+    return "\n".join(printable(line) for line in lines)

@@ -1,0 +1,76 @@
+"""Plain-data records of summaries, results and pages, and JSON text (orjson when it is installed)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..status import Status
+from ..summary import Summary
+from ..types import Page, Reference, Result
+from .common import sorted_refs
+
+SCHEMA_VERSION = 1  # of docs/report-schema.json; bump on any change a consumer could notice
+
+Record = dict[str, Any]
+
+
+def summary_record(summary: Summary) -> Record:
+    return {
+        "success": summary.success,
+        "total": summary.total,
+        "unique": summary.unique,
+        "failed": summary.broken,
+        "redirected": summary.redirects,
+        "pages": summary.pages,
+        "elapsed": round(summary.elapsed, 3),
+        "interrupted": summary.interrupted,
+        "caps": list(summary.caps),
+        "by_status": {s.value: summary.count(s) for s in Status},
+    }
+
+
+def reference_record(ref: Reference) -> Record:
+    return {
+        "source": ref.source,
+        "line": ref.line,
+        "column": ref.column,
+        "element": ref.element,
+        "attribute": ref.attribute,
+        "text": ref.text,
+    }
+
+
+def result_record(result: Result) -> Record:
+    return {
+        "url": result.url,
+        "status": result.status.value,
+        "code": result.code,
+        "reason": result.reason,
+        "redirects": list(result.redirects),
+        "duration": round(result.elapsed, 3),
+        "depth": result.depth,
+        "content_type": result.content_type,
+        "references": [reference_record(r) for r in sorted_refs(result.references)],
+    }
+
+
+def page_record(page: Page) -> Record:
+    return {"url": page.url, "depth": page.depth, "links": page.links, "followed": page.followed}
+
+
+def stdlib_dumps(obj: object, *, pretty: bool = False) -> str:
+    if pretty:
+        return json.dumps(obj, ensure_ascii=False, indent=2)
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+try:
+    import orjson
+
+    def _orjson_dumps(obj: object, *, pretty: bool = False) -> str:
+        return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0).decode()
+
+    dumps = _orjson_dumps
+except ImportError:  # pragma: no cover - orjson is optional; both give the same text
+    dumps = stdlib_dumps

@@ -1,0 +1,83 @@
+"""robots.txt: fetched once per origin (concurrent askers share the fetch), cached for the run.
+
+Per RFC 9309: a 4xx robots.txt allows everything; a 5xx or unreachable one disallows crawling that origin.
+linkhound decides once per run (after the request's own retries) and doesn't ask again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+import aiohttp
+
+from .client import HttpClient, RedirectError
+from .host_pool import HostPool
+from .urls import host_of, origin_of
+
+_ROBOTS_MAX = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsRules:
+    parser: object | None  # protego.Protego; None: allow all
+    disallow_all: bool = False
+    reason: str = ""
+
+    def allows(self, url: str, agent: str) -> bool:
+        if self.disallow_all:
+            return False
+        return self.parser is None or bool(self.parser.can_fetch(url, agent))  # type: ignore[attr-defined]
+
+
+class Robots:
+    def __init__(self, client: HttpClient, pool: HostPool, agent: str = "linkhound") -> None:
+        self._client = client
+        self._pool = pool
+        self._agent = agent
+        self._rules: dict[str, asyncio.Future[RobotsRules]] = {}
+        self.fetched = 0
+
+    async def allowed(self, url: str) -> tuple[bool, str]:
+        """(allowed, reason when not)."""
+        origin = origin_of(url)
+        future = self._rules.get(origin)
+        if future is None:
+            future = self._rules[origin] = asyncio.get_running_loop().create_future()
+            rules = RobotsRules(None)  # what waiters get if this fetch dies (cancelled, or a bug)
+            try:
+                rules = await self._fetch(origin, host_of(url))
+            finally:
+                future.set_result(rules)
+        rules = await future
+        if rules.allows(url, self._agent):
+            return True, ""
+        return False, rules.reason or "disallowed by robots.txt"
+
+    async def _fetch(self, origin: str, host: str) -> RobotsRules:
+        self.fetched += 1
+        try:
+            resp = await self._client.fetch(f"{origin}/robots.txt", "GET", lambda ctype: True)
+        except (aiohttp.ClientError, OSError, TimeoutError, RedirectError, ValueError):
+            return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
+        if resp.status >= 500:
+            return RobotsRules(None, True, f"robots.txt answered {resp.status}: not crawling this host")
+        if resp.status >= 400 or resp.body is None:
+            return RobotsRules(None)
+        from protego import Protego
+
+        parser = Protego.parse(resp.body[:_ROBOTS_MAX].decode("utf-8", errors="replace"))
+        self._apply_rate(parser, host)
+        return RobotsRules(parser)
+
+    def _apply_rate(self, parser: object, host: str) -> None:
+        """Crawl-delay and Request-rate become the host's rate when stricter than the user's."""
+        rates = []
+        delay = parser.crawl_delay(self._agent)  # type: ignore[attr-defined]
+        if delay:
+            rates.append(1.0 / float(delay))
+        rr = parser.request_rate(self._agent)  # type: ignore[attr-defined]
+        if rr is not None and rr.requests and rr.seconds:
+            rates.append(rr.requests / rr.seconds)
+        if rates:
+            self._pool.slow_down(host, min(rates))

@@ -1,0 +1,101 @@
+"""Hands out the next link whose host may be asked now: Mercator-style back queues over the Frontier.
+
+Every host with queued work is in exactly one place: `_ready` (try it in turn), `_timed` (a heap of the
+time its next token or Retry-After is due) or `_capped` (at its concurrency cap until a request ends).
+A waiting host is parked, never polled in a loop, so it can't hold up work for other hosts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import math
+import time
+from collections import deque
+
+from .frontier import Frontier
+from .host_pool import HostPool
+from .types import Link
+from .urls import host_of
+
+
+class Scheduler:
+    def __init__(self, frontier: Frontier, pool: HostPool, max_concurrency: int) -> None:
+        self._frontier = frontier
+        self._pool = pool
+        self._free = max_concurrency  # global slots
+        self._ready: deque[str] = deque()
+        self._timed: list[tuple[float, str]] = []
+        self._capped: set[str] = set()
+        self._placed: set[str] = set()
+        self._wake = asyncio.Event()
+        self._stopped = False
+
+    def host_ready(self, host: str) -> None:
+        """The frontier calls this when a host's queue goes from empty to not empty."""
+        if host not in self._placed:
+            self._placed.add(host)
+            self._ready.append(host)
+            self._wake.set()
+
+    def wake_host(self, host: str) -> None:
+        """A host the pool refused outright (held, or at its cap) may be asked again."""
+        if host in self._capped:
+            self._capped.discard(host)
+            self._ready.append(host)
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Take no new work; next() returns None from now on."""
+        self._stopped = True
+        self._wake.set()
+
+    async def next(self) -> Link | None:
+        """The next link to check, with its host slot and a global slot taken; None when the run is over."""
+        while not self._stopped:
+            self._wake.clear()
+            if self._free > 0:
+                link = self._take()
+                if link is not None:
+                    self._free -= 1
+                    return link
+            if self._frontier.unfinished == 0:
+                return None
+            timeout = self._timed[0][0] - time.monotonic() if self._timed and self._free > 0 else None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        return None
+
+    def done(self, link: Link) -> None:
+        """A link taken from next() is finished (its children already added)."""
+        host = host_of(link.url)
+        self._pool.release(host)
+        self._free += 1
+        self._frontier.done(link)
+        self.wake_host(host)
+
+    def _take(self) -> Link | None:
+        now = time.monotonic()
+        while self._timed and self._timed[0][0] <= now:
+            self._ready.append(heapq.heappop(self._timed)[1])
+        for _ in range(len(self._ready)):
+            host = self._ready.popleft()
+            if not self._frontier.has_work(host):
+                self._placed.discard(host)
+                continue
+            wait = self._pool.try_acquire(host)
+            if wait == 0.0:
+                link = self._frontier.pop(host)
+                if self._frontier.has_work(host):
+                    self._ready.append(host)
+                else:
+                    self._placed.discard(host)
+                if link is not None:
+                    return link
+                self._pool.release(host)
+            elif wait == math.inf:
+                self._capped.add(host)
+            else:
+                heapq.heappush(self._timed, (now + wait, host))
+        return None

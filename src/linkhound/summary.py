@@ -1,0 +1,75 @@
+"""The end-of-run view: every Result with all its references, and the counts reporters print."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .status import Status
+from .types import Page, Result
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """Counts over one run. `total` counts every occurrence of a link, `unique` each target once."""
+
+    total: int
+    unique: int
+    by_status: dict[Status, int]
+    redirects: int  # results that went through at least one redirect
+    pages: int  # pages fetched and parsed (inputs and crawled pages)
+    elapsed: float  # seconds, wall clock
+    interrupted: bool = False
+    caps: tuple[str, ...] = ()  # limits that stopped the crawl short, e.g. "max-pages 100"
+
+    def count(self, status: Status) -> int:
+        return self.by_status.get(status, 0)
+
+    @property
+    def ok(self) -> int:
+        return self.count(Status.OK)
+
+    @property
+    def broken(self) -> int:
+        return sum(n for s, n in self.by_status.items() if s.is_broken)
+
+    @property
+    def skipped(self) -> int:
+        return sum(n for s, n in self.by_status.items() if s.is_skipped)
+
+    @property
+    def success(self) -> bool:
+        return self.broken == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything a reporter needs. Results are in the order they completed."""
+
+    results: tuple[Result, ...]
+    summary: Summary
+    pages: tuple[Page, ...] = field(default=())
+
+    @property
+    def broken(self) -> tuple[Result, ...]:
+        return tuple(r for r in self.results if r.status.is_broken)
+
+
+def summarize(
+    results: tuple[Result, ...],
+    pages: int,
+    elapsed: float,
+    interrupted: bool = False,
+    caps: tuple[str, ...] = (),
+) -> Summary:
+    by_status = Counter(r.status for r in results)
+    return Summary(
+        total=sum(max(1, len(r.references)) for r in results),
+        unique=len(results),
+        by_status=dict(by_status),
+        redirects=sum(1 for r in results if r.redirects),
+        pages=pages,
+        elapsed=elapsed,
+        interrupted=interrupted,
+        caps=caps,
+    )

@@ -1,0 +1,87 @@
+"""The frozen values that flow through the pipeline: RawLink -> Link -> Result, plus Reference and Page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .status import Status
+
+
+@dataclass(frozen=True, slots=True)
+class RawLink:
+    """A link as an extractor found it: text as written (entities decoded), not yet resolved."""
+
+    text: str
+    element: str  # tag name, or "markdown"/"text"/"css"
+    attribute: str  # attribute name, or the kind of Markdown link ("inline", "reference", ...)
+    line: int  # 1-based
+    column: int  # 1-based
+    nofollow: bool = False  # rel=nofollow: check, never crawl
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """What an extractor returns for one document."""
+
+    links: tuple[RawLink, ...]
+    base: str  # the base URL links resolve against (after <base href>)
+    anchors: frozenset[str] = frozenset()  # ids, <a name>s, heading slugs
+    nofollow: bool = False  # <meta name=robots content=nofollow>
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One place that uses a link: a file position or a page URL, and the element there."""
+
+    source: str  # file path as given, or page URL
+    line: int
+    column: int
+    element: str
+    attribute: str
+    text: str  # the link as written
+
+    def position(self) -> str:
+        return f"{self.source}:{self.line}:{self.column}" if self.line else self.source
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One unique target to check: the unit of work the frontier holds."""
+
+    url: str  # absolute, fragment removed
+    key: str  # canonical key: two links with the same key are one request
+    depth: int  # shortest known number of link hops from a seed
+    crawl: bool  # a page: fetch with GET, extract and follow its links
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """The outcome for one link target (a URL, or a URL plus fragment)."""
+
+    url: str  # as checked; with "#fragment" when this result is about a fragment
+    status: Status
+    code: int | None = None  # HTTP status, when there was a response
+    reason: str = ""  # human-readable cause ("Not Found", "connection reset", "no anchor #x")
+    redirects: tuple[str, ...] = ()  # each URL after the first, in order
+    elapsed: float = 0.0  # seconds spent on requests for this URL
+    depth: int = 0
+    content_type: str = ""
+    references: tuple[Reference, ...] = field(default=())
+
+    @property
+    def is_ok(self) -> bool:
+        return self.status.is_ok
+
+    @property
+    def is_broken(self) -> bool:
+        return self.status.is_broken
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    """A crawl event: a page was fetched and its links extracted."""
+
+    url: str
+    depth: int
+    links: int  # links found on it
+    followed: bool  # whether its in-scope links were queued for crawling

@@ -1,0 +1,193 @@
+"""URL rules without I/O: resolving, the canonical dedup key, hosts, scope, and filters."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import ada_url
+
+from .settings import Remap
+
+_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+ASSET_SUFFIXES = frozenset(
+    [
+        ".png",
+        ".jpg",
+        ".jpeg",
+        ".gif",
+        ".webp",
+        ".svg",
+        ".ico",
+        ".bmp",
+        ".tif",
+        ".tiff",
+        ".avif",
+        ".pdf",
+        ".zip",
+        ".gz",
+        ".tgz",
+        ".bz2",
+        ".xz",
+        ".7z",
+        ".rar",
+        ".tar",
+        ".mp3",
+        ".mp4",
+        ".m4a",
+        ".m4v",
+        ".webm",
+        ".ogg",
+        ".ogv",
+        ".wav",
+        ".flac",
+        ".mov",
+        ".avi",
+        ".mkv",
+        ".woff",
+        ".woff2",
+        ".ttf",
+        ".otf",
+        ".eot",
+        ".css",
+        ".js",
+        ".mjs",
+        ".map",
+        ".json",
+        ".wasm",
+        ".exe",
+        ".dmg",
+        ".iso",
+        ".deb",
+        ".rpm",
+        ".whl",
+        ".jar",
+        ".apk",
+        ".epub",
+        ".doc",
+        ".docx",
+        ".xls",
+        ".xlsx",
+        ".ppt",
+        ".pptx",
+    ]
+)
+
+
+def resolve(text: str, base: str) -> str | None:
+    """Join a link as written with its base, as browsers do (WHATWG). None when it isn't a valid URL."""
+    try:
+        return ada_url.join_url(base, text) if base else ada_url.URL(text).href
+    except ValueError:
+        return None
+
+
+def _fix_escape(m: re.Match[str]) -> str:
+    ch = chr(int(m[0][1:], 16))
+    return ch if ch in _UNRESERVED else m[0].upper()
+
+
+def split_fragment(url: str) -> tuple[str, str | None]:
+    """("http://h/p", "frag") for "http://h/p#frag"; the fragment is None when there is no '#'."""
+    i = url.find("#")
+    return (url, None) if i < 0 else (url[:i], url[i + 1 :])
+
+
+def canonical_key(url: str) -> str:
+    """The dedup key of an absolute URL that `resolve` produced.
+
+    Rules, in order (resolve already applied the WHATWG ones):
+    - the fragment is removed;
+    - scheme and host are lower-case, the default port is dropped, dot segments are resolved,
+      an empty path is "/" (all done by the WHATWG parser in `resolve`);
+    - percent-escapes of unreserved characters (A-Z a-z 0-9 - . _ ~) are decoded, and the hex digits of the
+      remaining escapes upper-cased, in path and query alike;
+    - the query is otherwise kept as written: order and repeated keys matter to some servers.
+    """
+    url = split_fragment(url)[0]
+    return _PCT.sub(_fix_escape, url) if "%" in url else url
+
+
+def scheme_of(url: str) -> str:
+    i = url.find(":")
+    return url[:i].lower() if i > 0 else ""
+
+
+def host_of(url: str) -> str:
+    """The host key of an http(s) URL: lower-case hostname plus ":port" when not the default."""
+    start = url.find("//")
+    if start < 0:
+        return ""
+    start += 2
+    end = len(url)
+    for ch in "/?#":
+        i = url.find(ch, start)
+        if 0 <= i < end:
+            end = i
+    host = url[start:end]
+    at = host.rfind("@")
+    return host[at + 1 :] if at >= 0 else host
+
+
+def hostname_of(url: str) -> str:
+    """host_of without the port."""
+    host = host_of(url)
+    colon = host.rfind(":")
+    return host[:colon] if colon > host.rfind("]") else host
+
+
+def origin_of(url: str) -> str:
+    return f"{scheme_of(url)}://{host_of(url)}"
+
+
+def looks_like_asset(url: str) -> bool:
+    """True when the path ends in a suffix that is never an HTML page (images, archives, fonts, ...)."""
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and path[dot:].lower() in ASSET_SUFFIXES
+
+
+def remap(url: str, remaps: Iterable[Remap]) -> str:
+    """Apply every --remap rule in order; each rule rewrites the output of the previous one."""
+    for r in remaps:
+        url = r.pattern.sub(r.replacement, url)
+    return url
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which pages a recursive crawl follows (as opposed to which links it checks)."""
+
+    prefixes: tuple[str, ...]  # "scheme://host[:port]/dir/" of each seed
+    domains: frozenset[str]  # extra hosts whose every page is in scope
+    include: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[re.Pattern[str], ...] = ()
+
+    @classmethod
+    def from_seeds(
+        cls,
+        seeds: Iterable[str],
+        domains: Iterable[str] = (),
+        include: tuple[re.Pattern[str], ...] = (),
+        exclude: tuple[re.Pattern[str], ...] = (),
+    ) -> Scope:
+        prefixes = []
+        for seed in seeds:
+            path_end = seed.split("?", 1)[0]
+            prefixes.append(path_end[: path_end.rfind("/") + 1])
+        return cls(tuple(sorted(set(prefixes))), frozenset(d.lower() for d in domains), include, exclude)
+
+    def contains(self, url: str) -> bool:
+        if not (url.startswith(self.prefixes) or self._in_domains(url)):
+            return False
+        if self.include and not any(p.search(url) for p in self.include):
+            return False
+        return not any(p.search(url) for p in self.exclude)
+
+    def _in_domains(self, url: str) -> bool:
+        if not self.domains or scheme_of(url) not in ("http", "https"):
+            return False
+        host = hostname_of(url)
+        return host in self.domains or any(host.endswith("." + d) for d in self.domains)

@@ -1,0 +1,31 @@
+"""Shared fixtures: real HTTP servers on loopback addresses."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from server import Site, SiteFactory
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    s = await Site().start()
+    yield s
+    await s.stop()
+
+
+@pytest.fixture
+async def make_site() -> AsyncIterator[SiteFactory]:
+    """Start more servers, on other loopback addresses (127.0.0.2, ...) to act as other hosts."""
+    started: list[Site] = []
+
+    async def make(host: str = "127.0.0.1") -> Site:
+        s = await Site(host=host).start()
+        started.append(s)
+        return s
+
+    yield make
+    for s in started:
+        await s.stop()

@@ -1,0 +1,134 @@
+"""A real HTTP server on 127.0.0.x for tests: scripted routes, and a record of every request it saw."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import struct
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SiteFactory = Callable[[str], Awaitable["Site"]]
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str  # path with query
+    at: float  # time.monotonic() when the request arrived
+    headers: dict[str, str]
+
+
+@dataclass
+class Site:
+    """Routes by path (with query). Unknown paths are 404. Counts what it serves."""
+
+    host: str = "127.0.0.1"
+    routes: dict[str, Handler] = field(default_factory=dict)
+    requests: list[Seen] = field(default_factory=list)
+    inflight: int = 0
+    peak: int = 0
+    base: str = ""
+    _runner: web.AppRunner | None = None
+
+    # -- what the server saw ---------------------------------------------------------------------------
+    def hits(self, path: str, method: str | None = None) -> int:
+        return sum(1 for r in self.requests if r.path == path and (method is None or r.method == method))
+
+    def counts(self) -> Counter[tuple[str, str]]:
+        return Counter((r.method, r.path) for r in self.requests)
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    # -- routes ----------------------------------------------------------------------------------------
+    def page(self, path: str, body: str, content_type: str = "text/html", status: int = 200,
+             headers: dict[str, str] | None = None) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            return web.Response(body=body.encode(), status=status, content_type=content_type, headers=headers)
+
+        self.routes[path] = h
+
+    def status(self, path: str, code: int, headers: dict[str, str] | None = None) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            return web.Response(status=code, text=f"status {code}", headers=headers)
+
+        self.routes[path] = h
+
+    def redirect(self, path: str, location: str, code: int = 301) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            return web.Response(status=code, headers={"Location": location})
+
+        self.routes[path] = h
+
+    def slow(self, path: str, seconds: float, body: str = "slow") -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            await asyncio.sleep(seconds)
+            return web.Response(text=body, content_type="text/html")
+
+        self.routes[path] = h
+
+    def reset(self, path: str) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            transport = request.transport
+            assert transport is not None
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            transport.abort()
+            await asyncio.sleep(0.05)
+            return web.Response(status=500)
+
+        self.routes[path] = h
+
+    def head_refused(self, path: str, code: int = 405, body: str = "ok") -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            if request.method == "HEAD":
+                return web.Response(status=code)
+            return web.Response(text=body, content_type="text/html")
+
+        self.routes[path] = h
+
+    def handler(self, path: str, h: Handler) -> None:
+        self.routes[path] = h
+
+    # -- life cycle ------------------------------------------------------------------------------------
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(Seen(request.method, request.path_qs, time.monotonic(), dict(request.headers)))
+        self.inflight += 1
+        self.peak = max(self.peak, self.inflight)
+        try:
+            h = self.routes.get(request.path_qs) or self.routes.get(request.path)
+            if h is None:
+                return web.Response(status=404, text="not found")
+            return await h(request)
+        finally:
+            self.inflight -= 1
+
+    async def start(self, port: int = 0) -> Site:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        tcp = web.TCPSite(self._runner, self.host, port)
+        await tcp.start()
+        server = tcp._server
+        assert server is not None and server.sockets
+        real_port = server.sockets[0].getsockname()[1]
+        self.base = f"http://{self.host}:{real_port}"
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+def html(*links: str, title: str = "page", extra: str = "") -> str:
+    """A small HTML page linking to each of links."""
+    anchors = "\n".join(f'<a href="{u}">{u}</a>' for u in links)
+    return f"<!doctype html><html><head><title>{title}</title></head><body>\n{anchors}\n{extra}</body></html>"

@@ -1,0 +1,153 @@
+"""One-shot checks against a real server: verdicts, and exactly what the server was asked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import linkhound
+from linkhound import Status
+from server import Site, html
+
+
+def by_url(report: linkhound.Report) -> dict[str, linkhound.Result]:
+    return {r.url: r for r in report.results}
+
+
+async def test_statuses_and_one_request_per_unique_url(site: Site) -> None:
+    site.page("/ok", "fine")
+    site.status("/missing", 404)
+    site.status("/error", 500)
+    site.redirect("/moved", "/ok")
+    site.status("/busy", 429)
+    site.head_refused("/nohead")
+    site.slow("/slow", 2.0)
+    site.reset("/reset")
+    paths = ["/ok", "/missing", "/error", "/moved", "/busy", "/nohead", "/slow", "/reset"]
+    # every link twice, and once with a different spelling: still one request each
+    site.page("/index.html", html(*paths, *paths, site.url("/ok").replace("http://", "HTTP://")))
+
+    report = await linkhound.check([site.url("/index.html")], timeout=0.5, max_retries=0)
+
+    results = by_url(report)
+    assert results[site.url("/ok")].status is Status.OK
+    assert results[site.url("/missing")].status is Status.BROKEN
+    assert results[site.url("/missing")].code == 404
+    assert results[site.url("/error")].code == 500
+    moved = results[site.url("/moved")]
+    assert moved.status is Status.OK and moved.redirects == (site.url("/ok"),)
+    assert results[site.url("/busy")].status is Status.RATE_LIMITED
+    assert results[site.url("/nohead")].status is Status.OK
+    assert results[site.url("/slow")].status is Status.TIMEOUT
+    assert results[site.url("/reset")].status is Status.ERROR
+    assert len(results[site.url("/missing")].references) == 2
+
+    seen = site.counts()
+    assert seen[("GET", "/index.html")] == 1
+    for p in ["/missing", "/error", "/moved", "/busy", "/slow"]:
+        assert seen[("HEAD", p)] == 1, p
+        assert seen[("GET", p)] == 0, p
+    # aiohttp itself resends once when a reused keep-alive connection drops: a reset looks just like that
+    assert seen[("HEAD", "/reset")] in (1, 2) and seen[("GET", "/reset")] == 0
+    # /ok once for itself and once as the hop of /moved's redirect
+    assert seen[("HEAD", "/ok")] == 2 and seen[("GET", "/ok")] == 0
+    assert seen[("HEAD", "/nohead")] == 1 and seen[("GET", "/nohead")] == 1
+    assert report.summary.broken == 5
+    assert not report.summary.success
+
+
+async def test_retries_5xx_with_backoff_then_gives_up(site: Site) -> None:
+    site.status("/error", 503)
+    site.page("/index.html", html("/error"))
+    report = await linkhound.check([site.url("/index.html")], max_retries=2, retry_backoff=0.01)
+    assert by_url(report)[site.url("/error")].status is Status.BROKEN
+    assert site.hits("/error") == 3
+
+
+async def test_retry_after_429_is_obeyed_then_succeeds(site: Site) -> None:
+    calls = 0
+
+    async def flaky(request: object) -> object:
+        from aiohttp import web
+
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        return web.Response(text="ok")
+
+    site.handler("/flaky", flaky)  # type: ignore[arg-type]
+    site.page("/index.html", html("/flaky"))
+    report = await linkhound.check([site.url("/index.html")], max_retries=2)
+    assert by_url(report)[site.url("/flaky")].status is Status.OK
+    times = [r.at for r in site.requests if r.path == "/flaky"]
+    assert len(times) == 2 and times[1] - times[0] >= 0.95
+
+
+async def test_redirect_loop_and_too_many_redirects(site: Site) -> None:
+    site.redirect("/a", "/b")
+    site.redirect("/b", "/a")
+    for i in range(5):
+        site.redirect(f"/r{i}", f"/r{i + 1}")
+    site.page("/r5", "end")
+    site.page("/index.html", html("/a", "/r0"))
+    report = await linkhound.check([site.url("/index.html")], max_redirects=3)
+    results = by_url(report)
+    assert results[site.url("/a")].status is Status.ERROR
+    assert "loop" in results[site.url("/a")].reason
+    assert results[site.url("/r0")].status is Status.ERROR
+    assert "redirects" in results[site.url("/r0")].reason
+
+
+async def test_accept_codes(site: Site) -> None:
+    site.status("/forbidden", 403)
+    site.page("/index.html", html("/forbidden"))
+    report = await linkhound.check([site.url("/index.html")], accept="200..=299,403")
+    assert by_url(report)[site.url("/forbidden")].status is Status.OK
+
+
+async def test_local_markdown_file_links(site: Site, tmp_path: Path) -> None:
+    site.page("/ok", "fine")
+    (tmp_path / "other.md").write_text("# Other\n")
+    doc = tmp_path / "README.md"
+    doc.write_text(
+        f"# Title\n\nSee [ok]({site.url('/ok')}) and [gone]({site.url('/gone')}).\n\n"
+        "[local](other.md) and [missing](nope.md) and [mail](mailto:someone@example.org)\n\n"
+        "`[code](http://127.0.0.1:1/in-code)`\n"
+    )
+    report = await linkhound.check([str(doc)])
+    results = by_url(report)
+    assert results[site.url("/ok")].status is Status.OK
+    gone = results[site.url("/gone")]
+    assert gone.status is Status.BROKEN
+    assert [(r.source, r.line) for r in gone.references] == [(str(doc), 3)]
+    assert results[(tmp_path / "other.md").as_uri()].status is Status.OK
+    assert results[(tmp_path / "nope.md").as_uri()].status is Status.BROKEN
+    assert results["mailto:someone@example.org"].status is Status.OK
+    assert not any("in-code" in u for u in results)
+    assert site.hits("/ok") == 1
+
+
+async def test_unsupported_schemes_are_counted_not_broken(site: Site) -> None:
+    site.page("/index.html", html("javascript:void(0)", "tel:+123", "data:text/plain,hi"))
+    report = await linkhound.check([site.url("/index.html")])
+    statuses = {r.url.split(":")[0]: r.status for r in report.results if not r.url.startswith("http")}
+    assert statuses == {"javascript": Status.UNSUPPORTED, "tel": Status.UNSUPPORTED, "data": Status.UNSUPPORTED}
+    assert report.summary.success
+
+
+async def test_connections_are_reused(site: Site) -> None:
+    peers: set[object] = set()
+
+    async def ok(request: object) -> object:
+        from aiohttp import web
+
+        peers.add(request.transport.get_extra_info("peername"))  # type: ignore[attr-defined]
+        return web.Response(text="ok")
+
+    paths = [f"/p{i}" for i in range(200)]
+    for p in paths:
+        site.handler(p, ok)  # type: ignore[arg-type]
+    site.page("/index.html", html(*paths))
+    report = await linkhound.check([site.url("/index.html")], host_concurrency=4)
+    assert report.summary.ok == 201  # the page and its 200 links
+    assert len(peers) <= 8  # at most a handful of connections for 200 requests

@@ -1,0 +1,137 @@
+"""The command line as a user runs it: exit codes, stdin, errors in one line, Ctrl+C."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from server import Site, html
+
+ENV = {**os.environ, "NO_COLOR": "1"}
+
+
+def run(*args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "linkhound", "--no-progress", *args],
+        input=stdin, capture_output=True, text=True, timeout=60, env=ENV, cwd=cwd,
+    )
+
+
+async def arun(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """Run the CLI without blocking the event loop that serves the test site."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", *args,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("linkhound ")
+
+
+def test_missing_file_is_a_one_line_error(tmp_path: Path) -> None:
+    r = run(str(tmp_path / "nope.md"))
+    assert r.returncode == 1
+    assert r.stderr.strip().count("\n") == 0
+    assert "nope.md" in r.stderr and "no such file" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_flag_and_bad_value_are_usage_errors() -> None:
+    r = run("--no-such-flag", "x")
+    assert r.returncode == 1 and "--no-such-flag" in r.stderr and "Traceback" not in r.stderr
+    r = run("--accept", "abc", "README.md")
+    assert r.returncode == 1 and "--accept" in r.stderr and r.stderr.count("\n") == 1
+    r = run("--max-concurrency", "0", "README.md")
+    assert r.returncode == 1 and "--max-concurrency" in r.stderr
+    r = run("--exclude", "(", "README.md")
+    assert r.returncode == 1 and "--exclude" in r.stderr
+
+
+def test_no_inputs_is_a_usage_error() -> None:
+    r = run()
+    assert r.returncode == 1 and "no inputs" in r.stderr
+
+
+def test_local_files_exit_codes(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("[b](b.md)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    assert run(str(tmp_path)).returncode == 0
+    (tmp_path / "c.md").write_text("line one\n[gone](gone.md)\n")
+    r = run(str(tmp_path))
+    assert r.returncode == 2
+    assert "gone.md" in r.stdout and "c.md:2" in r.stdout
+
+
+def test_glob_and_gitignore(tmp_path: Path) -> None:
+    (tmp_path / "docs" / "sub").mkdir(parents=True)
+    (tmp_path / "docs" / "sub" / "x.md").write_text("[bad](missing.md)\n")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "y.md").write_text("[bad](missing.md)\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("build/\n")
+    assert run("docs/**/*.md", cwd=tmp_path).returncode == 2
+    r = run(".", cwd=tmp_path)
+    assert "x.md" in r.stdout and "y.md" not in r.stdout
+    r = run(".", "--no-gitignore", cwd=tmp_path)
+    assert "y.md" in r.stdout
+
+
+async def test_stdin_and_url_input(site: Site) -> None:
+    site.page("/ok", "fine")
+    code, out, _ = await arun("-", stdin=f"see {site.url('/ok')} and {site.url('/nope')}\n")
+    assert code == 2 and site.url("/nope") in out
+    site.page("/index.html", html("/ok"))
+    code, out, err = await arun(site.url("/index.html"))
+    assert code == 0, out + err
+
+
+async def test_files_from(site: Site, tmp_path: Path) -> None:
+    site.page("/a", html("/b"))
+    site.page("/b", "ok")
+    listing = tmp_path / "inputs.txt"
+    listing.write_text(f"# pages\n{site.url('/a')}\n\n{site.url('/b')}\n")
+    code, _, _ = await arun("--files-from", str(listing))
+    assert code == 0
+    assert site.hits("/b") == 1
+
+
+async def test_first_sigint_prints_partial_report_second_exits(site: Site) -> None:
+    site.page("/", html(*[f"/p{i}" for i in range(40)], "/missing"))
+    for i in range(40):
+        site.slow(f"/p{i}", 0.3 + 0.05 * i, html("/"))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "-r", "--host-concurrency", "2", site.url("/"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    while site.hits("/p1") == 0:
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 130
+    assert b"interrupted" in err
+    assert b"links" in out  # the summary of what was checked
+    assert site.hits("/p39") == 0  # no new work after the first Ctrl+C
+
+    # a request that would take 20 s is in flight: the second Ctrl+C doesn't wait for it
+    site.page("/hang-root", html("/hang"))
+    site.slow("/hang", 20.0)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "--timeout", "30", site.url("/hang-root"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    while site.hits("/hang") == 0:
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    await asyncio.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    await asyncio.wait_for(proc.communicate(), 10)
+    assert proc.returncode == 130

@@ -1,0 +1,218 @@
+"""Recursive crawls against real servers: one request per URL, every page, every referrer, and termination."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import defaultdict
+
+import pytest
+from aiohttp import web
+
+import linkhound
+from linkhound import Page, Result, Status
+from server import Handler, Site, SiteFactory, html
+
+
+def build_site(site: Site, other: Site, n: int, rng: random.Random, delay: float = 0.0) -> dict[str, set[str]]:
+    """A docs-like site: nav on every page, cycles, self-links, chains, redirects, broken links everywhere.
+
+    Returns the expected referrers (page URLs) of every broken URL.
+    """
+    broken: dict[str, set[str]] = defaultdict(set)
+    nav = ["/", "/p/0", "/p/1", "/about"]
+    pages = {"/": ["/p/0"], "/about": ["/", "/missing-nav"]}
+    for i in range(n):
+        links = [*nav, f"/p/{i}", f"/p/{(i + 1) % n}", f"/p/{rng.randrange(n)}", f"/p/{i}#top"]
+        if i % 7 == 0:
+            links.append(f"/missing/{i % 5}")  # the same broken URL from many pages
+        if i % 11 == 0:
+            links.append(f"/old/{i}")  # a redirect to a page only reachable through it
+            pages[f"/only-via-redirect/{i}"] = ["/", "/missing-deep"]
+            site.redirect(f"/old/{i}", f"/only-via-redirect/{i}")
+        if i % 13 == 0:
+            links.append(other.url(f"/ext/{i % 3}"))  # another origin: checked, never crawled
+        links.append("/img/logo.png")
+        pages[f"/p/{i}"] = links
+    other.page("/ext/0", html("/ext-child-never-requested"))
+    other.page("/ext/1", "plain", content_type="text/plain")
+    other.status("/ext/2", 404)
+    site.page("/img/logo.png", "PNG", content_type="image/png")
+    for path, links in pages.items():
+        body = html(*links)
+        if delay:
+            site.handler(path, _delayed(body, rng.uniform(0, delay)))
+        else:
+            site.page(path, body)
+        for link in links:
+            target = link if link.startswith("http") else site.url(link.split("#")[0])
+            if "missing" in link or link.endswith("/ext/2"):
+                broken[target].add(site.url(path))
+    return broken
+
+
+def _delayed(body: str, seconds: float) -> Handler:
+    async def h(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(seconds)
+        return web.Response(text=body, content_type="text/html")
+
+    return h
+
+
+def referrers(result: Result) -> set[str]:
+    return {r.source for r in result.references}
+
+
+async def test_crawl_requests_each_url_once_and_reports_every_referrer(
+    site: Site, make_site: SiteFactory
+) -> None:
+    other = await make_site("127.0.0.2")
+    expected = build_site(site, other, 300, random.Random(1))
+
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+
+    seen = site.counts()
+    assert all(n == 1 for n in seen.values()), [k for k, n in seen.items() if n > 1]
+    crawled = {p.url for p in report.pages}
+    assert {site.url(f"/p/{i}") for i in range(300)} <= crawled
+    assert site.url("/only-via-redirect/0") in crawled  # reached through /old/0's redirect
+    assert seen[("GET", "/only-via-redirect/0")] == 1
+    assert seen[("HEAD", "/img/logo.png")] == 1 and seen[("GET", "/img/logo.png")] == 0
+    assert other.counts()[("HEAD", "/ext/0")] == 1
+    assert other.hits("/ext-child-never-requested") == 0
+    results = {r.url: r for r in report.results}
+    broken = {u: referrers(r) for u, r in results.items() if r.status.is_broken}
+    assert broken == expected
+
+
+async def test_crawl_terminates_under_faults(site: Site) -> None:
+    site.page("/", html("/a", "/slow", "/reset", "/500", "/loop1", "/data.json", "/nohtml"))
+    site.page("/a", html("/", "/b"))
+    site.page("/b", html("/a", "/c-missing"))
+    site.slow("/slow", 5.0)
+    site.reset("/reset")
+    site.status("/500", 500)
+    site.redirect("/loop1", "/loop2")
+    site.redirect("/loop2", "/loop1")
+    site.page("/data.json", '{"a": "/not-a-link"}', content_type="application/json")
+    site.page("/nohtml", "<a href='/x'>", content_type="application/octet-stream")
+    report = await asyncio.wait_for(
+        linkhound.check([site.url("/")], recursive=True, timeout=0.3, max_retries=1, retry_backoff=0.01), 30
+    )
+    status = {r.url.removeprefix(site.base): r.status for r in report.results}
+    assert status["/slow"] is Status.TIMEOUT
+    assert status["/reset"] is Status.ERROR
+    assert status["/500"] is Status.BROKEN
+    assert status["/loop1"] is Status.ERROR
+    assert status["/c-missing"] is Status.BROKEN
+    assert status["/data.json"] is Status.OK
+    assert "/not-a-link" not in status
+    assert status["/x"] is Status.BROKEN  # sniffed as HTML
+    assert site.hits("/500") == 2  # one retry
+
+
+@pytest.mark.parametrize("seed", range(20))
+async def test_crawl_with_random_delays_is_exact(seed: int, site: Site, make_site: SiteFactory) -> None:
+    other = await make_site("127.0.0.2")
+    rng = random.Random(seed)
+    expected = build_site(site, other, 60, rng, delay=0.02)
+    per_host = rng.choice([1, 4, 16])
+    report = await asyncio.wait_for(
+        linkhound.check([site.url("/")], recursive=True, max_retries=0, host_concurrency=per_host), 60
+    )
+    assert all(n == 1 for n in site.counts().values())
+    results = {r.url: r for r in report.results}
+    for url, refs in expected.items():
+        assert results[url].status.is_broken and referrers(results[url]) >= refs
+    assert {site.url(f"/p/{i}") for i in range(60)} <= {p.url for p in report.pages}
+
+
+async def test_depth_is_the_shortest_path(site: Site) -> None:
+    # "/" -> /l1 -> /l2 -> /l3 -> /shared (4 hops) arrives first, "/" -> /slow -> /shared (2 hops) later
+    site.page("/", html("/l1", "/slow"))
+    site.page("/l1", html("/l2"))
+    site.page("/l2", html("/l3"))
+    site.page("/l3", html("/shared"))
+    site.handler("/slow", _delayed(html("/shared"), 0.5))
+    site.page("/shared", html("/deep"))
+    site.page("/deep", html("/deeper"))
+    site.page("/deeper", html("/deepest"))
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=3)
+    crawled = {p.url.removeprefix(site.base): p.depth for p in report.pages}
+    assert crawled["/shared"] == 2
+    assert crawled["/deep"] == 3  # within the limit only through the short path
+    assert "/deeper" not in crawled  # depth 4: checked, not crawled
+    assert site.hits("/deeper", "HEAD") == 1 or site.hits("/deeper", "GET") == 1
+    assert site.hits("/deepest") == 0
+    assert "max-depth 3" in report.summary.caps
+
+
+async def test_out_of_scope_and_redirect_off_origin_are_not_crawled(
+    site: Site, make_site: SiteFactory
+) -> None:
+    other = await make_site("127.0.0.3")
+    other.page("/landing", html("/never"))
+    other.page("/ext", html("/never2"))
+    site.page("/docs/", html("/docs/a", "/blog/", other.url("/ext"), "/docs/away"))
+    site.page("/docs/a", html("/docs/"))
+    site.page("/blog/", html("/blog/post"))
+    site.redirect("/docs/away", other.url("/landing"))
+    report = await linkhound.check([site.url("/docs/")], recursive=True)
+    crawled = {p.url for p in report.pages if p.followed}
+    assert crawled == {site.url("/docs/"), site.url("/docs/a")}
+    assert site.hits("/blog/", "HEAD") == 1 and site.hits("/blog/post") == 0
+    assert other.hits("/ext", "HEAD") == 1 and other.hits("/never") == 0 and other.hits("/never2") == 0
+    # widening the scope crawls the other host too
+    report = await linkhound.check([site.url("/docs/")], recursive=True, scope_domain=["127.0.0.3"])
+    assert other.hits("/never2") == 1
+
+
+async def test_max_pages_is_reported(site: Site) -> None:
+    site.page("/", html(*[f"/p{i}" for i in range(10)]))
+    for i in range(10):
+        site.page(f"/p{i}", html("/"))
+    report = await linkhound.check([site.url("/")], recursive=True, max_pages=4)
+    assert sum(1 for p in report.pages) == 4
+    assert "max-pages 4" in report.summary.caps
+    assert len([r for r in report.results if r.status is Status.OK]) == 11  # the rest still checked
+
+
+async def test_sitemap_seeds_the_crawl(site: Site) -> None:
+    site.page(
+        "/sitemap.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{site.url('/a')}</loc></url><url><loc>{site.url('/b')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
+    site.page("/a", html("/a-child"))
+    site.page("/b", html("/b-missing"))
+    site.page("/a-child", "ok")
+    report = await linkhound.check([site.url("/sitemap.xml")], recursive=True)
+    status = {r.url.removeprefix(site.base): r.status for r in report.results}
+    assert status["/a-child"] is Status.OK and status["/b-missing"] is Status.BROKEN
+    assert site.hits("/a", "GET") == 1
+
+
+async def test_crawl_iterator_yields_results_and_pages(site: Site) -> None:
+    site.page("/", html("/a", "/missing"))
+    site.page("/a", html("/"))
+    events = [e async for e in linkhound.crawl([site.url("/")])]
+    assert {e.url for e in events if isinstance(e, Page)} == {site.url("/"), site.url("/a")}
+    results = {e.url: e.status for e in events if isinstance(e, Result)}
+    assert results[site.url("/missing")] is Status.BROKEN
+
+
+async def test_many_pages_discovering_the_same_urls_at_once(site: Site) -> None:
+    n = 200
+    shared = [f"/shared/{k}" for k in range(20)]
+    site.page("/", html(*[f"/p/{i}" for i in range(n)]))
+    for i in range(n):
+        site.page(f"/p/{i}", html(*shared))
+    for k, path in enumerate(shared):
+        if k % 2:
+            site.page(path, "ok")
+    report = await linkhound.check([site.url("/")], recursive=True, host_concurrency=64)
+    assert all(v == 1 for v in site.counts().values())
+    for path in shared:
+        r = next(r for r in report.results if r.url == site.url(path))
+        assert len(r.references) == n

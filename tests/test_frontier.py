@@ -1,0 +1,111 @@
+"""Frontier, scheduler and host pool logic, with no network and an injected clock."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+from linkhound.frontier import Added, Frontier
+from linkhound.host_pool import HostLimits, HostPool
+from linkhound.scheduler import Scheduler
+from linkhound.types import Link
+
+
+def link(path: str, depth: int = 0, host: str = "h.test") -> Link:
+    url = f"http://{host}{path}"
+    return Link(url, url, depth, crawl=False)
+
+
+def test_add_marks_the_key_before_any_request() -> None:
+    f = Frontier()
+    assert f.add(link("/a")) is Added.NEW
+    assert f.add(link("/a")) is Added.SEEN
+    assert f.unfinished == 1 and len(f) == 1
+
+
+def test_shorter_depth_while_queued_requeues_and_is_popped_once() -> None:
+    f = Frontier()
+    f.add(link("/a", 5))
+    assert f.add(link("/a", 2)) is Added.REQUEUED
+    first = f.pop("h.test")
+    assert first is not None and first.depth == 2
+    assert f.pop("h.test") is None  # the stale depth-5 entry is skipped
+    assert f.add(link("/a", 1)) is Added.SHORTER
+
+
+def test_pop_is_breadth_first_per_host() -> None:
+    f = Frontier()
+    for d in (3, 1, 2, 0):
+        f.add(link(f"/d{d}", d))
+    assert [f.pop("h.test").depth for _ in range(4)] == [0, 1, 2, 3]  # type: ignore[union-attr]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_token_bucket_rate_and_burst() -> None:
+    clock = Clock()
+    pool = HostPool(HostLimits(concurrency=100, rate=2.0, burst=3), clock=clock)
+    assert [pool.try_acquire("h") for _ in range(3)] == [0.0, 0.0, 0.0]
+    wait = pool.try_acquire("h")
+    assert math.isclose(wait, 0.5)
+    clock.now += 0.5
+    assert pool.try_acquire("h") == 0.0
+
+
+def test_concurrency_cap_and_retry_after_block_only_that_host() -> None:
+    clock = Clock()
+    pool = HostPool(HostLimits(concurrency=1), clock=clock)
+    assert pool.try_acquire("a") == 0.0
+    assert pool.try_acquire("a") == math.inf
+    pool.release("a")
+    pool.record("a", 429, 0.01, retry_after=5.0)
+    assert math.isclose(pool.try_acquire("a"), 5.0)
+    assert pool.try_acquire("b") == 0.0
+    clock.now += 5.0
+    assert pool.try_acquire("a") == 0.0
+
+
+async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
+    pool = HostPool(HostLimits(concurrency=10), overrides={"slow.test": HostLimits(concurrency=1, rate=0.5)})
+    scheduler: Scheduler
+    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
+    scheduler = Scheduler(frontier, pool, max_concurrency=4)
+    for i in range(3):
+        frontier.add(link(f"/s{i}", host="slow.test"))
+    for i in range(20):
+        frontier.add(link(f"/f{i}", host="fast.test"))
+    order = []
+    for _ in range(21):
+        got = await asyncio.wait_for(scheduler.next(), 1)
+        assert got is not None
+        order.append(got.url)
+        scheduler.done(got)
+    # one slow-host link was allowed at once; the second must wait 2 s, and all fast links went meanwhile
+    assert sum("slow.test" in u for u in order) == 1
+    assert sum("fast.test" in u for u in order) == 20
+
+
+async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
+    pool = HostPool(HostLimits())
+    scheduler: Scheduler
+    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
+    scheduler = Scheduler(frontier, pool, max_concurrency=2)
+    frontier.add(link("/a"))
+    a = await scheduler.next()
+    assert a is not None
+    # while /a is in flight the run is not over: next() waits, and a child added before done() is served
+    waiter = asyncio.ensure_future(scheduler.next())
+    await asyncio.sleep(0.01)
+    assert not waiter.done()
+    frontier.add(link("/child"))
+    scheduler.done(a)
+    child = await asyncio.wait_for(waiter, 1)
+    assert child is not None and child.url.endswith("/child")
+    scheduler.done(child)
+    assert await asyncio.wait_for(scheduler.next(), 1) is None

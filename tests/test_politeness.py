@@ -1,0 +1,154 @@
+"""Per-host politeness against real servers: caps, token buckets, Retry-After, robots.txt, no head-of-line."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from aiohttp import web
+
+import linkhound
+from linkhound import Result, Status
+from linkhound.version import user_agent
+from server import Site, SiteFactory, html
+
+
+async def test_peak_concurrency_per_host_is_the_cap(site: Site) -> None:
+    paths = [f"/s{i}" for i in range(60)]
+    for p in paths:
+        site.slow(p, 0.05)
+    site.page("/", html(*paths))
+    await linkhound.check([site.url("/")], host_concurrency=3, max_concurrency=50)
+    assert site.peak == 3  # reached, never passed
+
+
+async def test_token_bucket_spaces_requests(site: Site) -> None:
+    paths = [f"/t{i}" for i in range(10)]
+    for p in paths:
+        site.page(p, "ok")
+    site.page("/", html(*paths))
+    await linkhound.check([site.url("/")], host_rate=10.0, host_burst=2)
+    times = sorted(r.at for r in site.requests)
+    t0 = times[0]
+    # 11 requests at 10/s with a bucket of 2: request k may not start before (k - 1) / 10 s
+    for k, t in enumerate(times):
+        assert t - t0 >= (k - 1) / 10.0 - 0.02, (k, t - t0)
+    assert times[-1] - t0 >= 0.85
+
+
+async def test_retry_after_blocks_the_host_but_not_others(site: Site, make_site: SiteFactory) -> None:
+    other = await make_site("127.0.0.2")
+    first = True
+
+    async def limited(request: web.Request) -> web.StreamResponse:
+        nonlocal first
+        if first:
+            first = False
+            return web.Response(status=429, headers={"Retry-After": "2"})
+        return web.Response(text="ok")
+
+    site.handler("/limited", limited)
+    for i in range(5):
+        site.slow(f"/a{i}", 0.01)
+    others = [other.url(f"/b{i}") for i in range(30)]
+    for i in range(30):
+        other.slow(f"/b{i}", 0.05)
+    site.page("/", html("/limited", *[f"/a{i}" for i in range(5)], *others))
+    report = await linkhound.check([site.url("/")], host_concurrency=1, max_retries=2)
+    assert all(r.status is Status.OK for r in report.results)
+    t429 = next(r.at for r in site.requests if r.path == "/limited")
+    after = [r.at for r in site.requests if r.at > t429]
+    assert after and min(after) - t429 >= 1.95  # nothing asked of this host before Retry-After passed
+    served_meanwhile = [r for r in other.requests if t429 < r.at < t429 + 1.9]
+    assert len(served_meanwhile) >= 10
+
+
+async def test_a_rate_limited_host_never_holds_up_others(site: Site, make_site: SiteFactory, tmp_path: Path) -> None:
+    fast = await make_site("127.0.0.2")
+    slow_urls = [site.url(f"/a{i}") for i in range(10)]
+    fast_urls = [fast.url(f"/b{i}") for i in range(2000)]
+    for i in range(10):
+        site.page(f"/a{i}", "ok")
+    for i in range(2000):
+        fast.page(f"/b{i}", "ok")
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(slow_urls + fast_urls))
+    order: list[str] = []
+    async for event in linkhound.crawl(
+        [str(listing)], recursive=False, hosts={"127.0.0.1": {"rate": 5.0, "burst": 1}}
+    ):
+        if isinstance(event, Result):
+            order.append(event.url)
+    last_fast = max(order.index(u) for u in fast_urls)
+    slow_positions = sorted(order.index(u) for u in slow_urls)
+    assert last_fast < slow_positions[-2]  # all 2,000 fast links done before the slow host's last two
+
+
+async def test_robots_txt_fetched_once_disallow_and_crawl_delay(site: Site) -> None:
+    site.page("/robots.txt", "User-agent: *\nDisallow: /private\nCrawl-delay: 0.2\n", content_type="text/plain")
+    site.page("/", html(*[f"/p{i}" for i in range(6)], "/private/secret"))
+    for i in range(6):
+        site.page(f"/p{i}", html("/", "/private/other"))
+    report = await linkhound.check([site.url("/")], recursive=True, host_concurrency=8)
+    assert site.hits("/robots.txt") == 1
+    assert site.hits("/private/secret") == 0 and site.hits("/private/other") == 0
+    status = {r.url.removeprefix(site.base): r for r in report.results}
+    assert status["/private/secret"].status is Status.SKIPPED and "robots" in status["/private/secret"].reason
+    assert report.summary.success
+    pages = sorted(r.at for r in site.requests if r.path.startswith("/p"))
+    gaps = [b - a for a, b in zip(pages, pages[1:], strict=False)]
+    assert min(gaps) >= 0.18  # Crawl-delay 0.2 s applied to the host
+
+
+async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: SiteFactory) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", "ok")
+    await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/a", "GET") == 1
+
+    broken = await make_site("127.0.0.4")
+    broken.status("/robots.txt", 500)
+    broken.page("/", html("/a"))
+    broken.page("/a", "ok")
+    report = await linkhound.check([broken.url("/")], recursive=True, max_retries=0)
+    assert broken.hits("/a") == 0
+    assert {r.status for r in report.results if r.url.endswith("/a")} == {Status.SKIPPED}
+    await linkhound.check([broken.url("/")], recursive=True, robots=False)
+    assert broken.hits("/a") == 1
+
+
+async def test_robots_fetched_once_when_many_workers_start_together(site: Site) -> None:
+    async def slow_robots(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.2)
+        return web.Response(text="User-agent: *\nAllow: /\n")
+
+    site.handler("/robots.txt", slow_robots)
+    site.page("/", html(*[f"/p{i}" for i in range(40)]))
+    for i in range(40):
+        site.page(f"/p{i}", "ok")
+    await linkhound.check([site.url("/")], recursive=True, host_concurrency=40)
+    assert site.hits("/robots.txt") == 1
+
+
+async def test_nofollow_meta_and_rel(site: Site) -> None:
+    site.page("/", html("/meta", "/header") + '<a rel="nofollow" href="/relnf">x</a>')
+    site.page("/meta", '<meta name="robots" content="nofollow">' + html("/meta-child"))
+    site.page("/header", html("/header-child"), headers={"X-Robots-Tag": "nofollow"})
+    site.page("/relnf", html("/relnf-child"))
+    site.page("/meta-child", html("/never"))
+    site.page("/header-child", html("/never"))
+    await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/meta-child", "HEAD") == 1 and site.hits("/meta-child", "GET") == 0
+    assert site.hits("/header-child", "HEAD") == 1
+    assert site.hits("/relnf", "HEAD") == 1 and site.hits("/relnf-child") == 0
+    assert site.hits("/never") == 0
+
+
+async def test_user_agent_and_per_host_headers(site: Site) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", "ok")
+    await linkhound.check([site.url("/")], hosts={"127.0.0.1": {"headers": {"X-Token": "t1"}}})
+    assert {r.headers.get("User-Agent") for r in site.requests} == {user_agent()}
+    assert {r.headers.get("X-Token") for r in site.requests} == {"t1"}
+    await linkhound.check([site.url("/")], user_agent="custom/1")
+    assert site.requests[-1].headers["User-Agent"] == "custom/1"
