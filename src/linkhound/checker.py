@@ -121,13 +121,12 @@ def parse_retry_after(value: str | None) -> float | None:
 
 
 def _transient(e: BaseException) -> bool:
+    """Resets and dropped connections are retried; refused connections and failed DNS lookups are not."""
+    if isinstance(e, aiohttp.ClientConnectorError):
+        return False
     return isinstance(
-        e,
-        aiohttp.ServerDisconnectedError
-        | aiohttp.ClientOSError
-        | aiohttp.ClientPayloadError
-        | ConnectionResetError,
-    ) and not isinstance(e, aiohttp.ClientConnectorDNSError)
+        e, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | aiohttp.ClientPayloadError | ConnectionResetError
+    )
 
 
 def describe_error(e: BaseException) -> str:

