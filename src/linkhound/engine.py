@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from .checker import CheckPolicy, HttpChecker, Outcome
 from .client import ClientOptions, HttpClient
-from .extract import Kind, extract, kind_for_response
+from .extract import Kind, extract, kind_for_path, kind_for_response
 from .fragments import Anchors
 from .frontier import Added, Frontier
 from .host_pool import HostLimits, HostPool, HostStats
@@ -71,6 +71,7 @@ class Engine:
         self._ledger = Ledger(self._emit)
         self._scope = Scope((), frozenset())
         self._tasks: set[asyncio.Task[None]] = set()
+        self._file_anchors: dict[str, Anchors | None] = {}  # path -> anchors, each local document parsed once
         self._pages: list[Page] = []
         self._pages_queued = 0
         self._caps: set[str] = set()
@@ -139,6 +140,8 @@ class Engine:
         assert inp.content is not None and inp.kind is not None
         base = self._rules.local_base(inp.path) if inp.path else ""
         extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
+        if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
+            self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
         self._page(inp.location, 0, extraction, followed=False)
         for raw in extraction.links:
             self._add(raw, extraction.base, inp.location, depth=1, follow=False, local=inp.path is not None)
@@ -202,7 +205,8 @@ class Engine:
             self._ledger.immediate(key, target_url, ref, *skip)
             return None
         if scheme == "file":
-            self._check_local(key, target_url, ref, fragment if check_fragment else None)
+            rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
+            self._check_local(key, target_url, ref, fragment if check_fragment else None, rooted)
             return None
         if scheme == "mailto":
             self._ledger.immediate(key, target_url, ref, *check_mailto(target_url))
@@ -332,24 +336,28 @@ class Engine:
             target.want_body = True
             self._frontier.readd(Link(target.url, target.key, target.depth, False))
 
-    def _check_local(self, key: str, url: str, ref: Reference, fragment: str | None) -> None:
+    def _check_local(self, key: str, url: str, ref: Reference, fragment: str | None, rooted: bool) -> None:
         path = file_url_to_path(url)
         found = check_file(path, self.settings.index_files, self._rules.root_dir)
+        reason = found.reason
+        if rooted and not found.status.is_ok and self._rules.root_dir is None:
+            reason += " (a root-relative link: set --root-dir to the site's top folder)"
         target = self._ledger.add(key, url, 0, ref, fragment)
         if found.status.is_ok and found.path is not None:
             target.load_anchors = lambda: self._local_anchors(found.path or "")
-        self._ledger.checked(target, Result(url, found.status, None, found.reason))
+        self._ledger.checked(target, Result(url, found.status, None, reason))
 
     def _local_anchors(self, path: str) -> Anchors | None:
-        from .extract import kind_for_path
-
+        """Anchors of a file on disk: from its extraction if it was an input, else read and parsed once."""
+        if path in self._file_anchors:
+            return self._file_anchors[path]
         kind = kind_for_path(path)
-        if kind not in (Kind.HTML, Kind.MARKDOWN):
-            return None
-        body = read_document(path, self.settings.max_body_size)
-        if body is None:
-            return None
-        return Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
+        body = read_document(path, self.settings.max_body_size) if kind in (Kind.HTML, Kind.MARKDOWN) else None
+        anchors = None
+        if kind is not None and body is not None:
+            anchors = Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
+        self._file_anchors[path] = anchors
+        return anchors
 
     # -- tasks ----------------------------------------------------------------------------------------
 

@@ -99,7 +99,8 @@ def kind_for_response(content_type: str, body: bytes, url: str) -> Kind | None:
     if media not in _UNKNOWN_MEDIA:
         return None
     head = body[:1024]
-    if is_gzip_sitemap or (head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<?xml") and _sniff_xml_sitemap(body)):
+    is_xml = head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<?xml")
+    if is_gzip_sitemap or (is_xml and _sniff_xml_sitemap(body)):
         return Kind.SITEMAP
     if _HTML_START.match(head.removeprefix(b"\xef\xbb\xbf")):
         return Kind.HTML

@@ -8,7 +8,8 @@ import re
 _CSS = re.compile(
     r"""/\*.*?(?:\*/|\Z)
     | @import\s+(?:"(?P<idq>(?:[^"\\\n]|\\.)*)"|'(?P<isq>(?:[^'\\\n]|\\.)*)')
-    | (?<![\w-])url\(\s*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'|(?P<bare>(?:[^\s"'()\\]|\\.)*))\s*\)
+    | (?<![\w-])url\(\s*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'
+                        |(?P<bare>(?:[^\s"'()\\]|\\.)*))\s*\)
     | "(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'
     """,
     re.IGNORECASE | re.DOTALL | re.VERBOSE,
@@ -35,7 +36,7 @@ def css_urls(css: str) -> list[tuple[int, str]]:
         raw = match.group(group)
         url = _ESCAPE.sub(_unescape_char, raw) if "\\" in raw else raw
         url = url.strip(" \t\n\f")
-        if url and not url[:5].lower() == "data:":
+        if url and url[:5].lower() != "data:":
             found.append((match.start(group) + len(raw) - len(raw.lstrip(" \t\n\f")), url))
     return found
 

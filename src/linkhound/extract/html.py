@@ -5,18 +5,20 @@ positions, so _Positions finds each attribute value in the source text afterward
 
 Not extracted, on purpose: <form action> and formaction (often POST-only endpoints that answer GET with
 405 or an error page: noise, not broken links), <link rel=preconnect|dns-prefetch> (a bare origin, often
-404 at its root), <base href> itself (it changes the base, it is not a target).
+404 at its root), <base href> itself (it changes the base, it is not a target), the content of <template>
+(inert until a script clones it; Lexbor leaves it out of the document too).
 """
 
 from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import html
 import re
 from functools import cache
-from operator import itemgetter
 from html.entities import html5 as _ENTITIES
+from operator import itemgetter
 from typing import NamedTuple
 
 import ada_url
@@ -62,17 +64,22 @@ _REFRESH = re.compile(
 )
 _CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z0-9]+;?)")
 _VALUE = r"[\t\n\f ]*=[\t\n\f ]*(?:\"([^\"]*)\"?|'([^']*)'?|([^\t\n\f\r >]*))"
+_SOURCE_ATTRIBUTES = (
+    *{attribute for attributes in _LINK_ATTRIBUTES.values() for attribute in attributes},
+    "content",  # meta refresh
+    "style",
+)
 _ATTRIBUTE_PATTERNS = {
-    name: (re.compile(name + _VALUE), re.compile(name + _VALUE, re.IGNORECASE))
-    for name in ("href", "src", "srcset", "longdesc", "poster", "data", "cite", "background", "content", "style")
+    name: (re.compile(name + _VALUE), re.compile(name + _VALUE, re.IGNORECASE)) for name in _SOURCE_ATTRIBUTES
 }
 _BEFORE_NAME = frozenset(" \t\n\f\"'/")
 # Where attribute-like text is not markup: comments and the bodies of raw-text elements. Tag names in
 # lower or upper case only (a literal trie is 4x faster than IGNORECASE here); it only breaks ties.
-_RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe", "plaintext")
+# <template> is markup, but its content is not in the document the parser returns.
+_RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe", "plaintext", "template")
 _NOT_MARKUP_START = re.compile(
-    r"<(?:!--|(?P<raw>s(?:cript|tyle)|t(?:extarea|itle)|xmp|no(?:embed|frames)|iframe|plaintext"
-    r"|S(?:CRIPT|TYLE)|T(?:EXTAREA|ITLE)|XMP|NO(?:EMBED|FRAMES)|IFRAME|PLAINTEXT)(?=[\t\n\f />]))"
+    r"<(?:!--|(?P<raw>s(?:cript|tyle)|t(?:extarea|itle|emplate)|xmp|no(?:embed|frames)|iframe|plaintext"
+    r"|S(?:CRIPT|TYLE)|T(?:EXTAREA|ITLE|EMPLATE)|XMP|NO(?:EMBED|FRAMES)|IFRAME|PLAINTEXT)(?=[\t\n\f />]))"
 )
 _TAG_REST = re.compile(r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*>?")
 _END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f />])", re.IGNORECASE) for name in _RAW_TEXT}
@@ -116,10 +123,8 @@ def decode_html(body: bytes) -> str:
     match = _META_CHARSET.search(body, 0, 1024)
     encoding = "utf-8"
     if match:
-        try:
+        with contextlib.suppress(LookupError):
             encoding = codecs.lookup(match.group(1).decode("ascii")).name
-        except LookupError:
-            pass
         if encoding.startswith("utf-16"):  # a meta can't be read in UTF-16: the spec says it means UTF-8
             encoding = "utf-8"
         elif encoding in ("latin-1", "iso8859-1", "ascii"):  # what browsers really use for these labels
@@ -135,7 +140,7 @@ def clean_url(value: str) -> str:
 
 def srcset_urls(srcset: str) -> list[tuple[int, str]]:
     """(offset, url) of each image candidate, by the HTML spec's algorithm: "a.jpg 1x, b,c.jpg 2x"."""
-    found = []
+    found: list[tuple[int, str]] = []
     pos, end = 0, len(srcset)
     while True:
         while pos < end and (srcset[pos] in _WHITESPACE or srcset[pos] == ","):
@@ -335,7 +340,8 @@ def _uses(parser: LexborHTMLParser, anchors: set[str]) -> tuple[list[_Use], list
                 anchors.add(attributes["name"] or "")
             href = attributes.get("href")
             if href:
-                uses.append(_Use(tag, "href", href, "url", "rel" in attributes and "nofollow" in _rel(attributes)))
+                nofollow_link = "rel" in attributes and "nofollow" in _rel(attributes)
+                uses.append(_Use(tag, "href", href, "url", nofollow_link))
             continue
         if tag == "input" and (attributes.get("type") or "").strip().lower() != "image":
             continue

@@ -1,4 +1,4 @@
-"""Markdown extraction with markdown-it-py (CommonMark): links, images, definitions, raw HTML, bare URLs, anchors.
+"""Markdown extraction (markdown-it-py, CommonMark): links, images, definitions, raw HTML, bare URLs, anchors.
 
 Reference links are reported once per definition (`[x]: url`), at the definition, used or not, like
 lychee: that is where the URL is written and where it gets fixed. A use (`[text][x]`) adds nothing.
@@ -62,7 +62,7 @@ def _spanned(rule: _Rule, token_type: str) -> _Rule:
 
 def _destination(state: StateInline, label_start: int) -> int:
     """Offset of the destination of an inline link or image whose label starts at `label_start`."""
-    label_end = state.md.helpers.parseLinkLabel(state, label_start, False)
+    label_end: int = state.md.helpers.parseLinkLabel(state, label_start, False)
     pos = label_end + 2  # past "]("
     src = state.src
     while pos < len(src) and src[pos] in " \t\n":

@@ -16,11 +16,8 @@ def _keep(char: str) -> bool:
 def github_slug(heading_text: str) -> str:
     """The id GitHub gives a heading: lower-cased, punctuation dropped, each space one hyphen."""
     text = heading_text.strip().lower()
-    if text.isascii():
-        text = _ASCII_DROP.sub("", text)
-    else:
-        text = "".join(char for char in text if _keep(char))
-    return text.replace(" ", "-")
+    kept = _ASCII_DROP.sub("", text) if text.isascii() else "".join(char for char in text if _keep(char))
+    return kept.replace(" ", "-")
 
 
 class Slugger:

@@ -1,4 +1,4 @@
-"""Plain-text extraction: URLs with a scheme, plus the decoding and line/column helpers all extractors share."""
+"""Plain-text extraction: URLs with a scheme; plus decoding and line/column helpers all extractors share."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 
 # A scheme we check, then anything up to whitespace or a character that can't be in a URL written in prose.
-_URL = re.compile(r"(?<![A-Za-z0-9])(?:(?:https?|ftps?|file)://|mailto:)[^\s<>\"`\x00-\x1f\x7f]+", re.IGNORECASE)
+_URL = re.compile(
+    r"(?<![A-Za-z0-9])(?:(?:https?|ftps?|file)://|mailto:)[^\s<>\"`\x00-\x1f\x7f]+", re.IGNORECASE
+)
 _TRAILING = ".,:;!?*_~'\""  # GFM's autolink rule, plus quotes: punctuation that ends a sentence, not a URL
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
@@ -81,9 +83,8 @@ def trim_url(url: str) -> str:
     """Drop trailing punctuation that belongs to the sentence, keeping balanced closing brackets."""
     while url:
         last = url[-1]
-        if last in _TRAILING:
-            url = url[:-1]
-        elif last in _CLOSERS and url.count(last) > url.count(_CLOSERS[last]):
+        unbalanced = last in _CLOSERS and url.count(last) > url.count(_CLOSERS[last])
+        if last in _TRAILING or unbalanced:
             url = url[:-1]
         else:
             break

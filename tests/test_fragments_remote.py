@@ -1,0 +1,54 @@
+"""Remote fragments: each page fetched once with GET, however many links need its anchors."""
+
+from __future__ import annotations
+
+import linkhound
+from linkhound import Status
+from server import Site, html
+
+
+async def test_crawled_pages_serve_their_own_anchors(site: Site) -> None:
+    pages = [f"/p{i}" for i in range(10)]
+    for i, p in enumerate(pages):
+        links = [f"{q}#sec{i}" for q in pages] + [f"{q}#missing" for q in pages[:3]] + ["#sec0", "#top"]
+        site.page(p, html(*links, extra=f'<h2 id="sec{i}">s</h2>' + "".join(f'<a name="sec{j}"></a>' for j in range(i))))
+    site.page("/", html(*pages))
+    report = await linkhound.check([site.url("/")], recursive=True, check_fragments=True)
+    for p in pages:
+        assert site.hits(p, "GET") == 1 and site.hits(p, "HEAD") == 0, p
+    broken = {r.url.removeprefix(site.base) for r in report.results if r.status.is_broken}
+    expected = {f"{q}#missing" for q in pages[:3]}
+    # page i has ids sec0..sec(i-1) (a name) and sec_i (id); links from page k ask every page for sec_k
+    expected |= {f"/p{j}#sec{k}" for j in range(10) for k in range(10) if k > j}
+    assert broken == expected
+    one = next(r for r in report.results if r.url == site.url("/p0#missing"))
+    assert len(one.references) == 10 and one.reason == "no anchor #missing"
+
+
+async def test_head_checked_target_is_fetched_once_more_for_its_anchors(site: Site) -> None:
+    # /leaf is first linked without a fragment (HEAD), later with fragments from a slower page
+    site.page("/", html("/leaf", "/later"))
+    site.slow("/later", 0.3, html("/leaf#a", "/leaf#b", "/leaf#zz"))
+    site.page("/leaf", '<h1 id="a">A</h1><h2 id="b">B</h2>')
+    report = await linkhound.check([site.url("/")], recursive=True, check_fragments=True)
+    assert site.hits("/leaf", "HEAD") <= 1 and site.hits("/leaf", "GET") == 1
+    broken = {r.url.removeprefix(site.base) for r in report.results if r.status.is_broken}
+    assert broken == {"/leaf#zz"}
+
+
+async def test_fragment_on_an_error_page_is_the_page_error(site: Site) -> None:
+    site.page("/", html("/gone#x", "/gone#y", "/doc.pdf#page=2"))
+    site.page("/doc.pdf", "%PDF", content_type="application/pdf")
+    report = await linkhound.check([site.url("/")], check_fragments=True)
+    results = {r.url.removeprefix(site.base): r for r in report.results}
+    assert results["/gone"].status is Status.BROKEN and len(results["/gone"].references) == 2
+    assert "/gone#x" not in results
+    assert results["/doc.pdf"].status is Status.OK and "/doc.pdf#page=2" not in results
+
+
+async def test_remote_fragments_are_off_by_default(site: Site) -> None:
+    site.page("/", html("/a#nope"))
+    site.page("/a", "<p>no ids</p>")
+    report = await linkhound.check([site.url("/")])
+    assert report.summary.success
+    assert site.hits("/a", "HEAD") == 1 and site.hits("/a", "GET") == 0

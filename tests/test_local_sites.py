@@ -1,0 +1,154 @@
+"""Fragments and local paths: the exact set of broken links in a tree of Markdown and HTML files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import linkhound
+from linkhound import Status
+
+DOCS = {
+    "README.md": """\
+# Project Title
+
+## Install & Run!
+
+## Install & Run!
+
+## Ünïcödé Überschrift
+
+## `code` and *emphasis*
+
+## Custom heading {#my-id}
+
+<a id="RawId"></a>
+
+- [ok: self](#project-title)
+- [ok: case-insensitive in Markdown](#PROJECT-TITLE)
+- [ok: first duplicate](#install--run)
+- [ok: second duplicate](#install--run-1)
+- [broken: third duplicate](#install--run-2)
+- [ok: unicode](#ünïcödé-überschrift)
+- [ok: percent-encoded unicode](#%C3%BCn%C3%AFc%C3%B6d%C3%A9-%C3%BCberschrift)
+- [ok: code and emphasis](#code-and-emphasis)
+- [ok: explicit id](#my-id)
+- [ok: raw html id](#RawId)
+- [ok: top](#top)
+- [ok: empty](#)
+- [ok: text fragment](#:~:text=Project)
+- [broken: no such heading](#nope)
+- [ok: cross file](guide/setup.md#requirements)
+- [broken: cross file](guide/setup.md#missing-section)
+- [ok: html id](site/page.html#Intro)
+- [broken: html id is case-sensitive](site/page.html#intro)
+- [ok: a name](site/page.html#legacy)
+- [ok: directory](guide/)
+- [broken: missing file](guide/gone.md)
+- [broken: fragment of a missing file](guide/gone.md#x)
+- [ok: image, fragment not checked](img/logo.png#anything)
+- [root-relative](/guide/setup.md)
+""",
+    "guide/setup.md": "# Setup\n\n## Requirements\n\nBack to [readme](../README.md#project-title).\n",
+    "site/page.html": """<!doctype html><html><body>
+<h1 id="Intro">Intro</h1><a name="legacy"></a>
+<a href="#Intro">self ok</a> <a href="#missing-here">self broken</a>
+<a href="../guide/setup.md">up</a> <a href="../../outside.md">escapes root</a>
+<a href="sub/">dir without index</a> <a href="withindex/">dir with index</a>
+</body></html>""",
+    "site/sub/other.txt": "x",
+    "site/withindex/index.html": "<html></html>",
+    "img/logo.png": "PNG",
+}
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    for name, text in DOCS.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    (tmp_path / "outside.md").write_text("# outside\n")
+    return root
+
+
+def broken(report: linkhound.Report, root: Path) -> set[str]:
+    prefix = root.as_uri() + "/"
+    return {r.url.replace(prefix, "") for r in report.results if r.status.is_broken}
+
+
+async def test_exact_broken_set_without_root_dir(tree: Path) -> None:
+    report = await linkhound.check([str(tree)])
+    assert broken(report, tree) == {
+        "README.md#install--run-2",
+        "README.md#nope",
+        "guide/setup.md#missing-section",
+        "site/page.html#intro",
+        "site/page.html#missing-here",
+        "guide/gone.md",
+        "file:///guide/setup.md",  # root-relative without --root-dir
+    }
+    gone = next(r for r in report.results if r.url.endswith("guide/gone.md"))
+    assert {ref.text for ref in gone.references} == {"guide/gone.md", "guide/gone.md#x"}
+    rooted = next(r for r in report.results if r.url == "file:///guide/setup.md")
+    assert "--root-dir" in rooted.reason
+    nope = next(r for r in report.results if r.url.endswith("#nope"))
+    assert nope.reason == "no anchor #nope"
+    assert [(ref.source, ref.line) for ref in nope.references] == [(str(tree / "README.md"), 28)]
+
+
+async def test_root_dir_resolves_root_relative_links_and_catches_escapes(tree: Path) -> None:
+    report = await linkhound.check([str(tree)], root_dir=str(tree), index_files=["index.html", "README.md"])
+    assert broken(report, tree) == {
+        "README.md#install--run-2",
+        "README.md#nope",
+        "guide/setup.md#missing-section",
+        "site/page.html#intro",
+        "site/page.html#missing-here",
+        "guide/gone.md",
+        "guide/",  # a directory without an index file, once --index-files asks for one
+        "site/sub/",
+        "file://" + str(tree.parent / "outside.md"),  # leaves --root-dir
+    }
+    outside = next(r for r in report.results if r.url.endswith("outside.md"))
+    assert "root-dir" in outside.reason
+
+
+async def test_fragments_can_be_turned_off(tree: Path) -> None:
+    report = await linkhound.check([str(tree)], check_fragments=False, root_dir=str(tree))
+    assert broken(report, tree) == {"guide/gone.md", "file://" + str(tree.parent / "outside.md")}
+
+
+async def test_remap_maps_a_public_url_to_the_local_build(tree: Path, tmp_path: Path) -> None:
+    doc = tmp_path / "links.md"
+    doc.write_text(
+        "[ok](https://docs.example.org/guide/setup.md#requirements)\n"
+        "[bad](https://docs.example.org/guide/setup.md#nothing)\n"
+        "[gone](https://docs.example.org/missing.html)\n"
+    )
+    report = await linkhound.check([str(doc)], remap=[f"^https://docs\\.example\\.org/ {tree.as_uri()}/"])
+    assert broken(report, tree) == {"guide/setup.md#nothing", "missing.html"}
+
+
+async def test_base_url_makes_relative_links_urls_and_remap_brings_them_back(tree: Path) -> None:
+    # the files are served at https://docs.example.org/; --remap points that back at the folder
+    report = await linkhound.check(
+        [str(tree / "guide")],
+        root_dir=str(tree),
+        base_url="https://docs.example.org/",
+        remap=[f"^https://docs\\.example\\.org/ {tree.as_uri()}/"],
+    )
+    assert broken(report, tree) == set()
+    back = next(r for r in report.results if r.url.endswith("README.md"))
+    assert back.status is Status.OK and back.references[0].text == "../README.md#project-title"
+
+
+async def test_offline_skips_remote_links_and_touches_no_network(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("[remote](http://127.0.0.1:9/never) [local](a.md)\n")
+    report = await linkhound.check([str(doc)], offline=True)
+    status = {r.url: r.status for r in report.results}
+    assert status["http://127.0.0.1:9/never"] is Status.SKIPPED
+    assert report.summary.success
