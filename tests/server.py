@@ -30,6 +30,7 @@ class Site:
 
     host: str = "127.0.0.1"
     routes: dict[str, Handler] = field(default_factory=dict)
+    prefixes: dict[str, Handler] = field(default_factory=dict)  # path prefix -> handler, when no route matches
     requests: list[Seen] = field(default_factory=list)
     inflight: int = 0
     peak: int = 0
@@ -104,6 +105,8 @@ class Site:
         self.peak = max(self.peak, self.inflight)
         try:
             h = self.routes.get(request.path_qs) or self.routes.get(request.path)
+            if h is None:
+                h = next((ph for p, ph in self.prefixes.items() if request.path.startswith(p)), None)
             if h is None:
                 return web.Response(status=404, text="not found")
             return await h(request)

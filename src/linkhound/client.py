@@ -96,7 +96,11 @@ class HttpClient:
             location = resp.headers.get("Location") if resp.status in (301, 302, 303, 307, 308) else None
             if location is None:
                 return await self._finish(resp, tuple(chain), want_body)
-            await self._discard(resp)
+            try:
+                await self._discard(resp)
+            except BaseException:
+                resp.close()
+                raise
             target = resolve(location, current)
             if target is None:
                 raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
@@ -123,10 +127,14 @@ class HttpClient:
         ctype = resp.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
         body: bytes | None = None
         truncated = False
-        if resp.method != "HEAD" and want_body(ctype):
-            body, truncated = await self._read_capped(resp)
-        else:
-            await self._discard(resp)
+        try:
+            if resp.method != "HEAD" and want_body(ctype):
+                body, truncated = await self._read_capped(resp)
+            else:
+                await self._discard(resp)
+        except BaseException:
+            resp.close()  # a timeout or reset mid-body: the connection can't be reused
+            raise
         return Response(str(resp.url), resp.status, resp.headers, body, chain, truncated)
 
     async def _read_capped(self, resp: aiohttp.ClientResponse) -> tuple[bytes, bool]:

@@ -22,7 +22,7 @@ from .settings import Settings
 from .status import Status
 from .summary import Report
 from .types import Extraction, Link, Page, RawLink, Reference, Result
-from .urls import Scope, canonical_key, host_of, looks_like_asset, scheme_of, split_fragment
+from .urls import Scope, canonical_key, host_of, looks_like_asset, looks_like_trap, scheme_of, split_fragment
 from .version import user_agent
 
 Event = Result | Page
@@ -32,6 +32,7 @@ _PARSABLE = frozenset(
      "application/octet-stream", "application/gzip", "application/x-gzip"}
 )
 _INPUT = "(input)"
+MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
 class Engine:
@@ -75,6 +76,7 @@ class Engine:
         self._pages: list[Page] = []
         self._pages_queued = 0
         self._caps: set[str] = set()
+        self._variants: dict[str, int] = {}  # path -> query strings crawled
         self._stopping = False
 
     # -- the loop -------------------------------------------------------------------------------------
@@ -226,6 +228,9 @@ class Engine:
     def _should_crawl(self, url: str, depth: int, follow: bool) -> bool:
         if not follow or looks_like_asset(url) or not self._scope.contains(url):
             return False
+        if looks_like_trap(url) or self._query_variants(url) > MAX_QUERY_VARIANTS:
+            self._caps.add("crawler-trap guard")
+            return False
         limit = self.settings.max_depth
         if limit is not None and depth > limit:
             self._caps.add(f"max-depth {limit}")
@@ -236,6 +241,14 @@ class Engine:
             return False
         self._pages_queued += 1
         return True
+
+    def _query_variants(self, url: str) -> int:
+        """How many query strings of this path were crawled: calendars and filters make endless ones."""
+        if "?" not in url:
+            return 0
+        path = url.split("?", 1)[0]
+        n = self._variants[path] = self._variants.get(path, 0) + 1
+        return n
 
     def _requeue_if_shorter(self, target: Target, depth: int, follow: bool) -> None:
         """Depth is the shortest distance from a seed: a shorter path may bring pages within --max-depth."""

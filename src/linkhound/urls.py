@@ -149,6 +149,28 @@ def looks_like_asset(url: str) -> bool:
     return dot > path.rfind("/") and path[dot:].lower() in ASSET_SUFFIXES
 
 
+MAX_CRAWL_URL = 2048
+MAX_CRAWL_SEGMENTS = 40
+
+
+def looks_like_trap(url: str) -> bool:
+    """URLs a crawler should check but not follow: over-long, over-deep, or a path segment repeating itself
+    (/a/b/a/b/a/b or /x/x/x/x, the signature of relative-link loops and generated URL spaces)."""
+    if len(url) > MAX_CRAWL_URL:
+        return True
+    path = url.split("?", 1)[0].split("#", 1)[0]
+    start = path.find("/", path.find("//") + 2) if "//" in path else 0
+    segments = [s for s in path[start:].split("/") if s]
+    if len(segments) > MAX_CRAWL_SEGMENTS:
+        return True
+    seen: dict[str, int] = {}
+    for seg in segments:
+        seen[seg] = seen.get(seg, 0) + 1
+        if seen[seg] > 3:
+            return True
+    return False
+
+
 def remap(url: str, remaps: Iterable[Remap]) -> str:
     """Apply every --remap rule in order; each rule rewrites the output of the previous one."""
     for r in remaps:

@@ -1,0 +1,97 @@
+"""Hostile servers must not hang or exhaust linkhound: bombs, drips, endless redirects, URL traps."""
+
+from __future__ import annotations
+
+import asyncio
+import zlib
+
+from aiohttp import web
+
+import linkhound
+from linkhound import Status
+from server import Site, html
+
+
+def gzip_bomb(prefix: bytes, size: int) -> bytes:
+    """prefix followed by `size` spaces, gzip-compressed (about 1000:1)."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    chunk = b" " * (1 << 20)
+    parts = [z.compress(prefix)]
+    for _ in range(size >> 20):
+        parts.append(z.compress(chunk))
+    parts.append(z.compress(b'<a href="/after-the-cap">x</a>'))
+    parts.append(z.flush())
+    return b"".join(parts)
+
+
+async def test_compression_bomb_is_cut_at_the_body_cap(site: Site) -> None:
+    bomb = gzip_bomb(b'<html><body><a href="/before">b</a>', 64 << 20)
+    assert len(bomb) < 1 << 20
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=bomb, headers={"Content-Encoding": "gzip", "Content-Type": "text/html"})
+
+    site.handler("/", serve)
+    site.page("/before", "ok")
+    report = await asyncio.wait_for(linkhound.check([site.url("/")], max_body_size=2 << 20), 60)
+    urls = {r.url.removeprefix(site.base): r for r in report.results}
+    assert urls["/"].status is Status.OK and "max-body-size" in urls["/"].reason
+    assert "/before" in urls and "/after-the-cap" not in urls
+
+
+async def test_a_body_that_drips_forever_times_out(site: Site) -> None:
+    async def drip(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await resp.prepare(request)
+        for _ in range(600):
+            await resp.write(b" ")
+            await asyncio.sleep(0.1)
+        return resp
+
+    site.handler("/drip", drip)
+    site.page("/", html("/drip"))
+    report = await asyncio.wait_for(
+        linkhound.check([site.url("/")], recursive=True, timeout=1.0, max_retries=0), 30
+    )
+    drip_result = next(r for r in report.results if r.url.endswith("/drip"))
+    assert drip_result.status is Status.TIMEOUT
+
+
+async def test_endless_redirects_stop_at_the_limit(site: Site) -> None:
+    async def onward(request: web.Request) -> web.StreamResponse:
+        n = int(request.match_info.get("tail", "0").rsplit("/", 1)[-1] or 0)
+        return web.Response(status=302, headers={"Location": f"/r/{n + 1}"})
+
+    for n in range(100):
+        site.handler(f"/r/{n}", onward)
+    site.page("/", html("/r/0"))
+    report = await linkhound.check([site.url("/")], max_redirects=5)
+    r = next(r for r in report.results if r.url.endswith("/r/0"))
+    assert r.status is Status.ERROR and "redirects" in r.reason
+    assert sum(1 for s in site.requests if s.path.startswith("/r/")) == 6
+
+
+async def test_huge_headers_are_an_error_not_a_crash(site: Site) -> None:
+    site.status("/big", 200, headers={"X-Big": "x" * 60000})
+    site.page("/", html("/big"))
+    report = await linkhound.check([site.url("/")], max_retries=0)
+    r = next(r for r in report.results if r.url.endswith("/big"))
+    assert r.status is Status.ERROR
+
+
+async def test_url_traps_end(site: Site) -> None:
+    async def nest(request: web.Request) -> web.StreamResponse:
+        # relative links that nest forever: /loop/a/ -> /loop/a/a/, /loop/a/b/ -> ...
+        return web.Response(text=html("a/", "b/"), content_type="text/html")
+
+    async def calendar(request: web.Request) -> web.StreamResponse:
+        day = int(request.query.get("d", "0"))
+        return web.Response(text=html(f"/cal?d={day + 1}", f"/cal?d={day - 1}"), content_type="text/html")
+
+    site.prefixes["/loop/"] = nest
+    site.prefixes["/cal"] = calendar
+    site.page("/", html("/loop/", "/cal?d=0"))
+    report = await asyncio.wait_for(linkhound.check([site.url("/")], recursive=True), 120)
+    assert "crawler-trap guard" in report.summary.caps
+    assert len(report.pages) < 1000
+    assert report.summary.success
