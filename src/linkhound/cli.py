@@ -122,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(ns: argparse.Namespace) -> int:
     from .api import _inputs, make_settings
+    from .loop import run as run_loop
     from .report import reporter_for
 
     settings = make_settings(**options_from_args(ns))
@@ -134,7 +135,7 @@ def _main(ns: argparse.Namespace) -> int:
     inputs = _inputs(ns.inputs, ns.files_from, settings)
     out: IO[str] = open(settings.output, "w", encoding="utf-8") if settings.output else sys.stdout  # noqa: SIM115
     try:
-        return asyncio.run(_run(settings, inputs, reporter, out))
+        return run_loop(_run(settings, inputs, reporter, out))
     finally:
         if out is not sys.stdout:
             out.close()

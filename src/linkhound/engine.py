@@ -22,7 +22,16 @@ from .settings import Settings
 from .status import Status
 from .summary import Report
 from .types import Extraction, Link, Page, RawLink, Reference, Result
-from .urls import Scope, canonical_key, host_of, looks_like_asset, looks_like_trap, scheme_of, split_fragment
+from .urls import (
+    Scope,
+    canonical_key,
+    host_of,
+    looks_like_asset,
+    looks_like_trap,
+    resolve,
+    scheme_of,
+    split_fragment,
+)
 from .version import user_agent
 
 Event = Result | Page
@@ -125,7 +134,7 @@ class Engine:
     # -- seeding and following ------------------------------------------------------------------------
 
     def _seed(self, inputs: list[Input]) -> None:
-        urls = [i.location for i in inputs if i.is_url]
+        urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
         self._scope = Scope.from_seeds(
             urls,
             self.settings.scope_domain,
