@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .engine import Engine, Event
 from .exceptions import UsageError
-from .inputs import collect, read_files_from
 from .settings import Settings, parse_accept, setting_names
 from .summary import Report
+from .types import Event
+
+if TYPE_CHECKING:
+    from .inputs import Input
 
 
 def make_settings(settings: Settings | None = None, **options: Any) -> Settings:
@@ -40,6 +42,8 @@ async def check(
 
     >>> report = await linkhound.check(["README.md", "https://example.org/"], max_concurrency=32)
     """
+    from .engine import Engine  # aiohttp loads on first use, so `import linkhound` stays quick
+
     s = make_settings(settings, **options)
     engine = Engine(s)
     return await engine.run(_inputs(inputs, files_from, s))
@@ -52,6 +56,8 @@ async def crawl(
 
     Leaving the loop early stops the crawl: requests in flight are let finish.
     """
+    from .engine import Engine
+
     options.setdefault("recursive", True)
     s = make_settings(settings, **options)
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -68,7 +74,9 @@ async def crawl(
             await asyncio.gather(task, return_exceptions=True)
 
 
-def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings) -> list[Any]:
+def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings) -> list[Input]:
+    from .inputs import collect, read_files_from
+
     args = list(inputs) + (read_files_from(files_from) if files_from else [])
     if not args:
         raise UsageError("no inputs: give URLs, files, directories or globs")

@@ -21,7 +21,7 @@ from .scheduler import Scheduler
 from .settings import Settings
 from .status import Status
 from .summary import Report
-from .types import Extraction, Link, Page, RawLink, Reference, Result
+from .types import Event, Extraction, Link, Page, RawLink, Reference, Result
 from .urls import (
     Scope,
     canonical_key,
@@ -34,7 +34,6 @@ from .urls import (
 )
 from .version import user_agent
 
-Event = Result | Page
 # Response types whose body is read when a page is crawled or its anchors are needed.
 _PARSABLE = frozenset(
     {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",

@@ -85,3 +85,6 @@ class Page:
     depth: int
     links: int  # links found on it
     followed: bool  # whether its in-scope links were queued for crawling
+
+
+Event = Result | Page  # what a crawl yields as it goes
