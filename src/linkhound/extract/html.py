@@ -26,7 +26,7 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ..types import Extraction, RawLink
 from .css import css_urls
-from .text import LineCounter, decode_bytes, normalize_newlines
+from .text import decode_bytes, normalize_newlines
 
 # tag -> its attributes that hold URLs; srcset holds several, input[src] only for type=image.
 _LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
@@ -76,7 +76,9 @@ _BEFORE_NAME = frozenset(" \t\n\f\"'/")
 # Where attribute-like text is not markup: comments and the bodies of raw-text elements. Tag names in
 # lower or upper case only (a literal trie is 4x faster than IGNORECASE here); it only breaks ties.
 # <template> is markup, but its content is not in the document the parser returns.
-_RAW_TEXT = ("script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe", "plaintext", "template")
+_RAW_TEXT = frozenset(
+    {"script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe", "plaintext", "template"}
+)
 _NOT_MARKUP_START = re.compile(
     r"<(?:!--|(?P<raw>s(?:cript|tyle)|t(?:extarea|itle|emplate)|xmp|no(?:embed|frames)|iframe|plaintext"
     r"|S(?:CRIPT|TYLE)|T(?:EXTAREA|ITLE|EMPLATE)|XMP|NO(?:EMBED|FRAMES)|IFRAME|PLAINTEXT)(?=[\t\n\f />]))"
@@ -86,14 +88,12 @@ _END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f />])", re.IGNORECASE) for na
 _STYLE_START = re.compile(r"<style(?=[\t\n\f />])(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.IGNORECASE)
 
 
-class Found(NamedTuple):
-    """One link found in an HTML text, placed by character offset rather than line and column."""
-
-    offset: int
-    text: str
-    element: str
-    attribute: str
-    nofollow: bool = False
+# One link found in an HTML text, placed by character offset: (offset, url, element, attribute, nofollow).
+# Plain tuples: thousands are made per page, and a NamedTuple costs four times as much to build.
+Found = tuple[int, str, str, str, bool]
+# A link-bearing attribute of the DOM before its position is known:
+# (element, value as the parser decoded it, how URLs sit in it: url/srcset/refresh/css, nofollow).
+_Use = tuple[str, str, str, bool]
 
 
 class HtmlScan(NamedTuple):
@@ -105,13 +105,12 @@ class HtmlScan(NamedTuple):
     nofollow: bool
 
 
-class _Use(NamedTuple):
-    """One link-bearing attribute of the DOM, before its position is known."""
+class _Walk(NamedTuple):
+    """What one walk over the DOM collects."""
 
-    element: str
-    attribute: str
-    value: str  # as the parser decoded it
-    kind: str  # how URLs sit in the value: "url", "srcset", "refresh" or "css"
+    uses: dict[str, list[_Use]]  # by attribute name, in document order
+    styles: list[str]  # bodies of <style> elements
+    base_href: str | None
     nofollow: bool
 
 
@@ -194,6 +193,9 @@ def decode_attribute(raw: str) -> str:
     """Character references in an attribute value, decoded as the HTML tokenizer does."""
     if "&" not in raw:
         return raw
+    only_amp = raw.replace("&amp;", "&")  # by far the most common reference in URLs
+    if "&" not in only_amp:
+        return only_amp
 
     def replace(match: re.Match[str]) -> str:
         ref = match.group(1)
@@ -207,52 +209,92 @@ def decode_attribute(raw: str) -> str:
     return _CHARREF.sub(replace, raw)
 
 
-class _Positions:
-    """Finds attribute values in the source, matched to the parser's attributes by (name, decoded value).
+def _align(found: list[str], values: list[str]) -> list[int] | None:
+    """Index into `found` of each of `values`, skipping extras; None if an extra could be one of them.
 
-    For each attribute name the DOM uses, one fast pass over the source collects every `name=value`
-    occurrence; the n-th use of a (name, value) in document order takes the n-th occurrence. Attribute-like
-    text in comments, scripts or titles only matters when it repeats a real value, so it is filtered out
-    only then. An `<a>` that the parser cloned (misnested markup) finds no occurrence left and is dropped.
+    Source text has values the DOM lacks (a preconnect link, markup in a script string); skipping them is
+    safe unless a skipped value is also a DOM value, which could then be the occurrence that was meant.
+    """
+    indexes = []
+    skipped: set[str] = set()
+    position, end = 0, len(found)
+    for value in values:
+        while position < end and found[position] != value:
+            skipped.add(found[position])
+            position += 1
+        if position == end:
+            return None
+        indexes.append(position)
+        position += 1
+    skipped.update(found[position:])
+    return None if skipped and not skipped.isdisjoint(values) else indexes
+
+
+_NOT_FOUND = (-1, "")  # no occurrence in the source: reported next to the link before it
+_CLONE = (-2, "")  # a copy the parser made of a misnested <a>: not a link in the source
+
+
+class _Positions:
+    """Finds the source offset of each attribute value the parser reported.
+
+    Per attribute name, one pass of a literal-prefixed regex collects every `name=value` in the source. In
+    the common case the decoded values equal the DOM's values in order and the offsets pair up one to one.
+    Otherwise (upper-case names, look-alikes in comments or scripts, values the parser dropped or cloned),
+    the n-th use of a (name, value) in document order takes its n-th occurrence, look-alikes in comments,
+    scripts and text filtered out when counts differ; an `<a>` left without an occurrence is a parser clone.
     """
 
     def __init__(self, text: str) -> None:
         self._text = text
-        self._occurrences: dict[str, dict[str, list[tuple[int, str]]]] = {}
         self._not_markup: tuple[list[int], list[int]] | None = None
-        self._rescanned: set[str] = set()
 
-    def _scan(self, pattern: re.Pattern[str]) -> dict[str, list[tuple[int, str]]]:
+    def place(self, name: str, values: list[str], elements: list[str]) -> list[tuple[int, str]]:
+        """(offset, raw value) in the source for each of `values` of attribute `name`, in the same order."""
+        text = self._text
+        matches = [
+            match
+            for match in _ATTRIBUTE_PATTERNS[name][0].finditer(text)
+            if text[match.start() - 1] in _BEFORE_NAME  # not part of a longer name: data-src, xhref
+        ]
+        groups = [match.lastindex or 3 for match in matches]  # the group of the value: "", '' or bare
+        raws = [match.group(group) for match, group in zip(matches, groups, strict=True)]
+        decoded = raws if raws == values else [decode_attribute(raw) for raw in raws]
+        indexes = range(len(raws)) if decoded == values else _align(decoded, values)
+        if indexes is None:
+            return self._place_by_value(name, values, elements)
+        return [(matches[index].start(groups[index]), raws[index]) for index in indexes]
+
+    def _place_by_value(self, name: str, values: list[str], elements: list[str]) -> list[tuple[int, str]]:
+        by_value = self._by_value(_ATTRIBUTE_PATTERNS[name][0])
+        totals: dict[str, int] = {}
+        for value in values:
+            totals[value] = totals.get(value, 0) + 1
+        if any(len(by_value.get(value, ())) < total for value, total in totals.items()):
+            by_value = self._by_value(_ATTRIBUTE_PATTERNS[name][1])  # upper-case attribute names, rare
+        places = []
+        taken: dict[str, int] = {}
+        for value, element in zip(values, elements, strict=True):
+            index = taken[value] = taken.get(value, -1) + 1
+            found = by_value.get(value, [])
+            if len(found) != totals[value]:  # drop look-alikes in comments, scripts and text
+                found = by_value[value] = [place for place in found if self._in_markup(place[0])] or found
+                totals[value] = len(found)
+            if index < len(found):
+                places.append(found[index])
+            else:
+                places.append(_CLONE if element == "a" and found else _NOT_FOUND)
+        return places
+
+    def _by_value(self, pattern: re.Pattern[str]) -> dict[str, list[tuple[int, str]]]:
         text = self._text
         by_value: dict[str, list[tuple[int, str]]] = {}
         for match in pattern.finditer(text):
-            start = match.start()
-            if start and text[start - 1] not in _BEFORE_NAME:
-                continue  # part of a longer name: data-src, xhref
+            if text[match.start() - 1] not in _BEFORE_NAME:
+                continue
             group = match.lastindex or 3
             raw = match.group(group)
-            occurrence = (match.start(group), raw)
-            value = decode_attribute(raw) if "&" in raw else raw
-            same = by_value.get(value)
-            if same is None:
-                by_value[value] = [occurrence]
-            else:
-                same.append(occurrence)
+            by_value.setdefault(decode_attribute(raw), []).append((match.start(group), raw))
         return by_value
-
-    def occurrences(self, name: str, value: str, uses: int) -> list[tuple[int, str]]:
-        """The source occurrences of name=value for its `uses` uses in the DOM, in source order."""
-        by_value = self._occurrences.get(name)
-        if by_value is None:
-            by_value = self._occurrences[name] = self._scan(_ATTRIBUTE_PATTERNS[name][0])
-        found = by_value.get(value, [])
-        if len(found) < uses and name not in self._rescanned:  # upper-case attribute names, rare
-            self._rescanned.add(name)
-            by_value = self._occurrences[name] = self._scan(_ATTRIBUTE_PATTERNS[name][1])
-            found = by_value.get(value, [])
-        if len(found) != uses:  # drop look-alikes in comments, scripts and text; only then, it costs
-            found = [occurrence for occurrence in found if self._in_markup(occurrence[0])] or found
-        return found
 
     def _in_markup(self, offset: int) -> bool:
         text = self._text
@@ -307,110 +349,111 @@ def _rel(attributes: dict[str, str | None]) -> list[str]:
     return (attributes.get("rel") or "").lower().split()
 
 
-def _uses(parser: LexborHTMLParser, anchors: set[str]) -> tuple[list[_Use], list[str], str | None, bool]:
-    """The DOM's link-bearing attributes in document order, plus style element bodies, base and robots."""
-    uses: list[_Use] = []
+def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
+    """The DOM's link-bearing attributes, <style> bodies, <base href> and robots nofollow."""
+    uses: dict[str, list[_Use]] = {}
+    hrefs = uses["href"] = []  # most links: the short way
     styles: list[str] = []
     base_href: str | None = None
     nofollow = False
-    # One walk comparing Lexbor's tag ids beats a 25-tag selector list (0.22 vs 0.59 ms on a 100 KB page).
     tags = _tag_names()
+    # One walk comparing Lexbor's tag ids beats a 25-tag selector list (0.22 vs 0.59 ms on a 100 KB page).
     for node in parser.root.traverse() if parser.root else ():
         tag = tags.get(node.tag_id)
         if tag is None:
             continue
+        attributes = node.attributes
+        if tag == "a":
+            if attributes.get("name"):
+                anchors.add(attributes["name"] or "")
+            href = attributes.get("href")
+            if href:
+                rel = attributes.get("rel")
+                hrefs.append((tag, href, "url", rel is not None and "nofollow" in rel.lower().split()))
+            continue
         link_attributes = _LINK_ATTRIBUTES.get(tag)
         if link_attributes is None:
             if tag == "meta":
-                attributes = node.attributes
                 content = attributes.get("content") or ""
                 if (attributes.get("http-equiv") or "").strip().lower() == "refresh":
-                    uses.append(_Use(tag, "content", content, "refresh", False))
+                    uses.setdefault("content", []).append((tag, content, "refresh", False))
                 elif (attributes.get("name") or "").strip().lower() == "robots":
                     directives = re.split(r"[\s,]+", content.lower())
                     nofollow = nofollow or "nofollow" in directives or "none" in directives
             elif tag == "style":
                 styles.append(node.text(deep=True))
             elif tag == "base" and base_href is None:
-                base_href = node.attributes.get("href")
-            continue
-        attributes = node.attributes
-        if tag == "a":  # most links: the short way
-            if attributes.get("name"):
-                anchors.add(attributes["name"] or "")
-            href = attributes.get("href")
-            if href:
-                nofollow_link = "rel" in attributes and "nofollow" in _rel(attributes)
-                uses.append(_Use(tag, "href", href, "url", nofollow_link))
+                base_href = attributes.get("href")
             continue
         if tag == "input" and (attributes.get("type") or "").strip().lower() != "image":
             continue
-        rel = _rel(attributes) if tag in _NOFOLLOW_TAGS else []
-        if tag == "link" and not _SKIPPED_RELS.isdisjoint(rel):
+        rel_tokens = (attributes.get("rel") or "").lower().split() if tag in _NOFOLLOW_TAGS else []
+        if tag == "link" and not _SKIPPED_RELS.isdisjoint(rel_tokens):
             continue
         for attribute in link_attributes:
             value = attributes.get(attribute)
             if value:
                 kind = "srcset" if attribute == "srcset" else "url"
-                uses.append(_Use(tag, attribute, value, kind, "nofollow" in rel))
+                uses.setdefault(attribute, []).append((tag, value, kind, "nofollow" in rel_tokens))
     for node in parser.css("[style]"):
         value = node.attributes.get("style") or ""
         if "url(" in value.lower():
-            uses.append(_Use(node.tag or "", "style", value, "css", False))
-    return uses, styles, base_href, nofollow
+            uses.setdefault("style", []).append((node.tag or "", value, "css", False))
+    return _Walk(uses, styles, base_href, nofollow)
+
+
+def _urls(kind: str, value: str, raw: str, offset: int) -> list[tuple[int, str]]:
+    """(offset, url) of the URLs in an attribute value the parser decoded from `raw`, found at `offset`."""
+    if kind == "url":
+        url = clean_url(value)
+        return [(offset + len(raw) - len(raw.lstrip(_WHITESPACE)), url)] if url else []
+    parts = _PARTS[kind](value)
+    raw_parts = parts if raw == value else _PARTS[kind](raw)
+    if len(raw_parts) != len(parts):  # entities hid the structure: place them all at the value
+        return [(offset, url) for _, url in parts]
+    return [(offset + raw_offset, url) for (raw_offset, _), (_, url) in zip(raw_parts, parts, strict=True)]
 
 
 def scan_html(text: str) -> HtmlScan:
-    """Links (by offset into `text`), anchors, <base href> and robots nofollow of an HTML text."""
+    """Links (by offset into `text`, in source order), anchors, <base href> and robots nofollow."""
     parser = LexborHTMLParser(text)
     anchors: set[str] = set()
-    uses, styles, base_href, nofollow = _uses(parser, anchors)
+    walk = _walk(parser, anchors)
     for node in parser.css("[id]"):
         if node.id:
             anchors.add(node.id)
 
     positions = _Positions(text)
-    totals: dict[tuple[str, str], int] = {}
-    for use in uses:
-        key = (use.attribute, use.value)
-        totals[key] = totals.get(key, 0) + 1
-    occurrences = {key: positions.occurrences(key[0], key[1], total) for key, total in totals.items()}
-    taken: dict[tuple[str, str], int] = {}
     found: list[Found] = []
-    guess = 0  # where an attribute that can't be found is reported: where the last one was found
-    for use in uses:
-        key = (use.attribute, use.value)
-        index = taken[key] = taken.get(key, -1) + 1
-        candidates = occurrences[key]
-        if index < len(candidates):
-            offset, raw = candidates[index]
-            guess = offset
-            if use.kind == "url":  # the short way for most links
-                url = clean_url(use.value)
-                if url:
-                    lead = len(raw) - len(raw.lstrip(_WHITESPACE))
-                    found.append(Found(offset + lead, url, use.element, use.attribute, use.nofollow))
-                continue
-            parts = _PARTS[use.kind](use.value)
-            raw_parts = parts if raw == use.value else _PARTS[use.kind](raw)
-            if len(raw_parts) != len(parts):
-                raw_parts = [(0, url) for _, url in parts]
-            for (part_offset, _), (_, url) in zip(raw_parts, parts, strict=True):
-                found.append(Found(offset + part_offset, url, use.element, use.attribute, use.nofollow))
-        elif use.element == "a" and candidates:
-            continue  # a copy the parser made of a misnested <a>, not a link in the source
-        else:
-            parts = _PARTS[use.kind](use.value)
-            found.extend(Found(guess, url, use.element, use.attribute, use.nofollow) for _, url in parts)
+    lost: list[tuple[int, str, str, str, str, bool]] = []  # with the offset of the use placed before
+    for name, uses in walk.uses.items():
+        previous = 0
+        places = positions.place(name, [use[1] for use in uses], [use[0] for use in uses])
+        for (element, value, kind, nofollow), place in zip(uses, places, strict=True):
+            if place is _NOT_FOUND:
+                lost.append((previous, element, name, value, kind, nofollow))
+            elif place is not _CLONE:
+                offset, raw = place
+                previous = offset
+                if kind == "url" and value == raw:  # most links: the short way
+                    url = clean_url(value)
+                    if url:
+                        lead = len(value) - len(value.lstrip(_WHITESPACE))
+                        found.append((offset + lead, url, element, name, nofollow))
+                else:
+                    for at, url in _urls(kind, value, raw, offset):
+                        found.append((at, url, element, name, nofollow))
+    for guess, element, name, value, kind, nofollow in lost:
+        found.extend((guess, url, element, name, nofollow) for _, url in _PARTS[kind](value))
 
-    if styles:
+    if walk.styles:
         bodies = positions.style_bodies()
-        for index, css in enumerate(styles):
+        for index, css in enumerate(walk.styles):
             start = bodies[index] if index < len(bodies) else 0
-            found.extend(Found(start + offset, url, "style", "css") for offset, url in css_urls(css))
+            found.extend((start + offset, url, "style", "css", False) for offset, url in css_urls(css))
 
     found.sort(key=itemgetter(0))
-    return HtmlScan(found, anchors, base_href, nofollow)
+    return HtmlScan(found, anchors, walk.base_href, walk.nofollow)
 
 
 def resolve_base(base: str, base_href: str | None) -> str:
@@ -432,11 +475,16 @@ def extract_html(body: bytes | str, base: str) -> Extraction:
     """Links, anchors and base URL of an HTML document; links in document order, unresolved."""
     text = normalize_newlines(decode_html(body) if isinstance(body, bytes) else body)
     scan = scan_html(text)
-    positions = LineCounter(text).positions([link.offset for link in scan.found])
-    links = [
-        RawLink(link.text, link.element, link.attribute, line, column, link.nofollow)
-        for link, (line, column) in zip(scan.found, positions, strict=True)
-    ]
+    links = []
+    # Line and column by counting newlines between consecutive (ascending) offsets: O(n) per document.
+    line, line_start, previous = 1, 0, 0
+    for offset, url, element, attribute, nofollow in scan.found:
+        newlines = text.count("\n", previous, offset)
+        if newlines:
+            line += newlines
+            line_start = text.rfind("\n", previous, offset) + 1
+        previous = offset
+        links.append(RawLink(url, element, attribute, line, offset - line_start + 1, nofollow))
     return Extraction(
         links=tuple(links),
         base=resolve_base(base, scan.base_href),

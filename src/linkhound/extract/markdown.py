@@ -52,7 +52,8 @@ def _spanned(rule: _Rule, token_type: str) -> _Rule:
                 token = state.tokens[index]
                 if token.type == token_type:
                     token.meta["span"] = (start, state.pos)
-                    if token_type in ("link_open", "image") and token.markup != "autolink":
+                    inline = token.markup != "autolink" and "label" not in token.meta  # not a reference
+                    if token_type in ("link_open", "image") and inline:
                         token.meta["destination"] = _destination(state, start + (token_type == "image"))
                     break
         return True
@@ -97,29 +98,31 @@ class _Block:
 
     def position(self, offset: int) -> tuple[int, int]:
         index = bisect.bisect_right(self._starts, offset) - 1
-        return self._first + index + 1, self._indent(index) + offset - self._starts[index] + 1
+        return self._first + index + 1, max(self._indent(index) + offset - self._starts[index] + 1, 1)
 
     def _indent(self, index: int) -> int:
-        """How many source characters precede content line `index` (block quote markers, indentation)."""
+        """How far content line `index` is shifted in its source line (block quote markers, indentation)."""
         if index not in self._indents:
             end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._content)
             content_line = self._content[self._starts[index] : end].rstrip()
             line_number = self._first + index
             source = self._lines[line_number].rstrip() if line_number < len(self._lines) else ""
-            if content_line and source.endswith(content_line):
-                indent = len(source) - len(content_line)
-            else:
-                indent = max(source.find(content_line), 0) if content_line else 0
-            self._indents[index] = indent
+            if source.endswith(content_line):
+                shift = len(source) - len(content_line)
+            else:  # tabs became spaces, or a heading's closing #s: align the first non-blank characters
+                text = content_line.lstrip()
+                found = source.find(text) if text else -1
+                shift = found - (len(content_line) - len(text)) if found >= 0 else 0
+            self._indents[index] = shift
         return self._indents[index]
 
 
 def _html_links(html_text: str, block: _Block, start: int, links: list[RawLink], anchors: set[str]) -> None:
     scan = scan_html(html_text)
     anchors.update(scan.anchors)
-    for found in scan.found:
-        line, column = block.position(start + found.offset)
-        links.append(RawLink(found.text, found.element, found.attribute, line, column, found.nofollow))
+    for offset, url, element, attribute, nofollow in scan.found:
+        line, column = block.position(start + offset)
+        links.append(RawLink(url, element, attribute, line, column, nofollow))
 
 
 def _heading_text(children: list[Token]) -> str:
@@ -201,7 +204,9 @@ def extract_markdown(body: bytes | str, base: str, *, include_code: bool = False
                 if custom:
                     anchors.add(custom.group(1))
                     heading = heading[: custom.start()]
-                anchors.add(slugger.slug(heading))
+                slug = slugger.slug(heading)
+                if slug:
+                    anchors.add(slug)
         elif token.type == "definition":
             _definition(token, lines, links)
         elif token.type == "html_block":

@@ -14,7 +14,7 @@ MAX_DECOMPRESSED = 100 * 1024 * 1024  # the sitemap protocol allows 50 MB; past 
 _GZIP_MAGIC = b"\x1f\x8b"
 _CONTAINERS = {"urlset": "url", "sitemapindex": "sitemap"}
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)")
-_LOC = re.compile(r"<loc>(\s*)(.*?)\s*</loc>", re.DOTALL)
+_LOC = re.compile(r"<loc>\s*(.*?)\s*</loc>", re.DOTALL)
 _INDEX = re.compile(r"<(?:[\w.-]+:)?sitemapindex[\s>]")
 _SITEMAP_LINE = re.compile(r"^[ \t]*sitemap[ \t]*:[ \t]*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
 
@@ -97,9 +97,9 @@ def _fallback(body: bytes) -> list[tuple[str, int, int]]:
     lines = LineCounter(text)
     locs = []
     for match in _LOC.finditer(text):
-        loc = html.unescape(match.group(2))
+        loc = html.unescape(match.group(1))
         if loc:
-            locs.append((loc, *lines.position(match.start(2))))
+            locs.append((loc, *lines.position(match.start(1))))
     return locs
 
 
@@ -121,7 +121,8 @@ def extract_sitemap(body: bytes) -> Extraction:
         locs = _fallback(body)
     if root not in _CONTAINERS:
         return Extraction(links=(), base="")
-    links = tuple(RawLink(loc, "loc", root, line, column) for loc, line, column in locs)
+    attribute = "sitemapindex" if root == "sitemapindex" else "sitemap"
+    links = tuple(RawLink(loc, "loc", attribute, line, column) for loc, line, column in locs)
     return Extraction(links=links, base="")
 
 

@@ -14,8 +14,11 @@ def _keep(char: str) -> bool:
 
 
 def github_slug(heading_text: str) -> str:
-    """The id GitHub gives a heading: lower-cased, punctuation dropped, each space one hyphen."""
-    text = heading_text.strip().lower()
+    """The id GitHub gives a heading: lower-cased, punctuation dropped, each space one hyphen.
+
+    Nothing is trimmed: "Features ✨" is "features-" on GitHub, the emoji goes and its space stays.
+    """
+    text = heading_text.lower()
     kept = _ASCII_DROP.sub("", text) if text.isascii() else "".join(char for char in text if _keep(char))
     return kept.replace(" ", "-")
 

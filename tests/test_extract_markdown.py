@@ -1,0 +1,335 @@
+"""Tests of the Markdown extractor: link kinds, code, raw HTML, bare URLs, positions, heading anchors."""
+
+from __future__ import annotations
+
+from linkhound.extract import extract_markdown
+from linkhound.types import RawLink
+
+BASE = "file:///docs/README.md"
+
+
+def links(doc: str, *, include_code: bool = False) -> list[tuple[str, str, str]]:
+    found = extract_markdown(doc, BASE, include_code=include_code).links
+    return [(link.text, link.element, link.attribute) for link in found]
+
+
+def texts(doc: str, *, include_code: bool = False) -> list[str]:
+    return [link.text for link in extract_markdown(doc, BASE, include_code=include_code).links]
+
+
+def positions(doc: str) -> list[tuple[str, int, int]]:
+    return [(link.text, link.line, link.column) for link in extract_markdown(doc, BASE).links]
+
+
+def at(doc: str, line: int, column: int) -> str:
+    return doc.split("\n")[line - 1][column - 1 :]
+
+
+def assert_positions_point_at_the_urls(doc: str) -> None:
+    for link in extract_markdown(doc, BASE, include_code=True).links:
+        assert at(doc, link.line, link.column).startswith(link.text), link
+
+
+def anchors(doc: str) -> frozenset[str]:
+    return extract_markdown(doc, BASE).anchors
+
+
+# --- link kinds -------------------------------------------------------------------------------------
+
+
+def test_inline_link_image_and_autolink() -> None:
+    doc = 'See [the guide](guide.md "Guide") and ![logo](img/logo.png) at <https://example.com/a>.'
+    assert extract_markdown(doc, BASE).links == (
+        RawLink("guide.md", "markdown", "inline", 1, 17),
+        RawLink("img/logo.png", "markdown", "image", 1, 47),
+        RawLink("https://example.com/a", "markdown", "autolink", 1, 65),
+    )
+    assert extract_markdown(doc, BASE).base == BASE
+
+
+def test_email_autolink_becomes_mailto() -> None:
+    assert positions("Write to <team@example.org>.") == [("mailto:team@example.org", 1, 11)]
+
+
+def test_reference_definitions_are_reported_once_each_at_the_definition() -> None:
+    doc = """Use [one][r1], [one again][r1], [Two] and [three][].
+
+[r1]: https://example.com/one
+[two]: <two.md> "Title"
+[three]:
+  three.md
+[unused]: https://example.com/unused
+"""
+    assert positions(doc) == [
+        ("https://example.com/one", 3, 7),
+        ("two.md", 4, 9),
+        ("three.md", 6, 3),
+        ("https://example.com/unused", 7, 11),
+    ]
+    assert {link.attribute for link in extract_markdown(doc, BASE).links} == {"reference"}
+
+
+def test_duplicate_definition_labels_are_both_reported() -> None:
+    assert texts("[x]: first.md\n[x]: second.md\n\n[x]") == ["first.md", "second.md"]
+
+
+def test_reference_image_uses_its_definition() -> None:
+    assert links("![badge][b]\n\n[b]: https://img.example/b.svg") == [
+        ("https://img.example/b.svg", "markdown", "reference")
+    ]
+
+
+def test_urls_are_kept_as_written_not_percent_encoded() -> None:
+    assert texts("[a](<with space.md>) [b](ünï.md) [c](a%20b.md) [d](q?x=1&y=2)") == [
+        "with space.md",
+        "ünï.md",
+        "a%20b.md",
+        "q?x=1&y=2",
+    ]
+
+
+def test_backslash_escapes_and_entities_in_destinations_are_decoded() -> None:
+    assert texts(r"[a](a\_b.md) [b](x?a=1&amp;b=2) [c](&#x41;.md)") == ["a_b.md", "x?a=1&b=2", "A.md"]
+
+
+def test_javascript_data_and_file_links_are_returned() -> None:
+    assert texts("[j](javascript:alert(1)) [f](file:///etc/hosts) ![d](data:image/png;base64,AA)") == [
+        "javascript:alert(1)",
+        "file:///etc/hosts",
+        "data:image/png;base64,AA",
+    ]
+
+
+def test_fragment_only_links() -> None:
+    assert texts("[top](#top) [section](other.md#section)") == ["#top", "other.md#section"]
+
+
+def test_link_wrapping_an_image_gives_both() -> None:
+    assert positions("[![build](badge.svg)](https://ci.example/job)") == [
+        ("badge.svg", 1, 11),
+        ("https://ci.example/job", 1, 23),
+    ]
+
+
+# --- bare URLs --------------------------------------------------------------------------------------
+
+
+def test_bare_urls_in_text_drop_trailing_punctuation() -> None:
+    doc = "Docs: https://example.com/docs. Also https://example.com/a, and (https://example.com/b)!"
+    assert links(doc) == [
+        ("https://example.com/docs", "markdown", "bare"),
+        ("https://example.com/a", "markdown", "bare"),
+        ("https://example.com/b", "markdown", "bare"),
+    ]
+    assert_positions_point_at_the_urls(doc)
+
+
+def test_bare_url_keeps_balanced_parentheses() -> None:
+    assert texts("See https://en.wikipedia.org/wiki/Link_(disambiguation).") == [
+        "https://en.wikipedia.org/wiki/Link_(disambiguation)"
+    ]
+
+
+def test_bare_urls_inside_emphasis() -> None:
+    assert texts("*https://a.example* and **https://b.example/x**, _https://c.example_") == [
+        "https://a.example",
+        "https://b.example/x",
+        "https://c.example",
+    ]
+
+
+def test_url_as_link_text_is_not_also_a_bare_url() -> None:
+    assert links("[https://shown.example](https://target.example)") == [
+        ("https://target.example", "markdown", "inline")
+    ]
+
+
+def test_url_in_image_alt_or_title_is_not_a_link() -> None:
+    assert texts('![https://alt.example](pic.png "https://title.example")') == ["pic.png"]
+
+
+def test_bare_url_entities_are_decoded() -> None:
+    assert texts("x https://a.example/?q=1&amp;r=2 y") == ["https://a.example/?q=1&r=2"]
+
+
+def test_text_without_scheme_is_not_a_link() -> None:
+    assert texts("www.example.com and example.com/path and https:// alone") == []
+
+
+# --- code -------------------------------------------------------------------------------------------
+
+
+CODE_DOC = """Run `curl https://span.example/api` first.
+
+```sh
+curl https://fenced.example/install.sh
+```
+
+    https://indented.example/
+
+~~~
+[not a link](x.md)
+~~~
+"""
+
+
+def test_links_in_code_spans_and_blocks_are_skipped_by_default() -> None:
+    assert texts(CODE_DOC) == []
+
+
+def test_include_code_returns_urls_in_code_spans_and_blocks() -> None:
+    result = extract_markdown(CODE_DOC, BASE, include_code=True)
+    assert [(link.text, link.attribute, link.line, link.column) for link in result.links] == [
+        ("https://span.example/api", "code", 1, 11),
+        ("https://fenced.example/install.sh", "code", 4, 6),
+        ("https://indented.example/", "code", 7, 5),
+    ]
+
+
+# --- raw HTML ---------------------------------------------------------------------------------------
+
+
+def test_html_block_links_with_shifted_line_numbers() -> None:
+    doc = """# Title
+
+<div align="center">
+  <a href="https://example.com/x"><img src="logo.png" srcset="logo@2x.png 2x"></a>
+</div>
+"""
+    assert [
+        (link.text, link.element, link.attribute, link.line, link.column)
+        for link in extract_markdown(doc, BASE).links
+    ] == [
+        ("https://example.com/x", "a", "href", 4, 12),
+        ("logo.png", "img", "src", 4, 45),
+        ("logo@2x.png", "img", "srcset", 4, 63),
+    ]
+
+
+def test_inline_html_links_and_nofollow() -> None:
+    doc = 'Text <a href="inline.html" rel="nofollow">x</a> and <img src="i.png"> end'
+    result = extract_markdown(doc, BASE)
+    assert [(link.text, link.element, link.line, link.column, link.nofollow) for link in result.links] == [
+        ("inline.html", "a", 1, 15, True),
+        ("i.png", "img", 1, 63, False),
+    ]
+
+
+def test_html_comments_hide_links() -> None:
+    doc = "<!--\n[hidden](h.md) https://hidden.example\n-->\n\nText <!-- [x](x.md) https://y.example --> end"
+    assert texts(doc) == []
+
+
+def test_html_inside_blockquote_gets_columns_of_the_source_line() -> None:
+    doc = '> <p>\n> <a href="q.html">q</a>\n> </p>'
+    assert positions(doc) == [("q.html", 2, 12)]
+
+
+# --- positions ----------------------------------------------------------------------------------------
+
+
+def test_positions_inside_lists_and_blockquotes() -> None:
+    doc = """- item [one](one.md)
+  - nested [two](two.md)
+
+> quoted [three](three.md)
+> > deeper ![four](four.png)
+
+1. numbered
+   continued [five](five.md) https://six.example
+"""
+    assert positions(doc) == [
+        ("one.md", 1, 14),
+        ("two.md", 2, 18),
+        ("three.md", 4, 18),
+        ("four.png", 5, 20),
+        ("five.md", 8, 21),
+        ("https://six.example", 8, 30),
+    ]
+    assert_positions_point_at_the_urls(doc)
+
+
+def test_destination_on_the_next_line_and_angle_brackets() -> None:
+    assert positions("[a](\n  next-line.md) [b]( <angle.md> )") == [
+        ("next-line.md", 2, 3),
+        ("angle.md", 2, 23),
+    ]
+
+
+def test_same_url_twice_on_a_line_gets_two_positions() -> None:
+    assert positions("[a](x.md) and [b](x.md) and https://y.example [c](https://y.example)") == [
+        ("x.md", 1, 5),
+        ("x.md", 1, 19),
+        ("https://y.example", 1, 29),
+        ("https://y.example", 1, 51),
+    ]
+
+
+def test_crlf_line_endings() -> None:
+    assert positions("first\r\n\r\nsecond [x](x.md)\r\n") == [("x.md", 3, 12)]
+
+
+def test_columns_count_characters_and_tabs_as_one() -> None:
+    assert positions("Ünïcödé\t[x](x.md)") == [("x.md", 1, 13)]
+
+
+def test_positions_survive_tabs_that_markdown_expands_to_spaces() -> None:
+    doc = "-\tlist item [t](tab.md)\n\n\tcode https://tab.example/\n\n>\t\tquoted code https://q.example/"
+    result = extract_markdown(doc, BASE, include_code=True)
+    assert [(link.text, link.line, link.column) for link in result.links] == [
+        ("tab.md", 1, 17),
+        ("https://tab.example/", 3, 7),
+        ("https://q.example/", 5, 16),
+    ]
+
+
+def test_positions_in_a_long_document_point_at_each_url() -> None:
+    doc = "\n\n".join(
+        f"## Section {index}\n\nText [link {index}](page{index}.md) and https://ex.example/{index}."
+        for index in range(50)
+    )
+    assert len(texts(doc)) == 100
+    assert_positions_point_at_the_urls(doc)
+
+
+def test_bytes_with_bom_are_decoded() -> None:
+    assert texts("\ufeff[x](é.md)".encode()) == ["é.md"]
+
+
+# --- anchors ----------------------------------------------------------------------------------------
+
+
+def test_heading_slugs_for_atx_and_setext_headings() -> None:
+    doc = """# Hello, World!
+
+## API v2.0 (beta) ##
+
+Setext Heading
+==============
+
+Another one
+-----------
+"""
+    assert anchors(doc) == {"hello-world", "api-v20-beta", "setext-heading", "another-one"}
+
+
+def test_repeated_headings_get_numbered_suffixes() -> None:
+    assert anchors("# Usage\n## Usage\n### Usage\n## Usage-1") == {"usage", "usage-1", "usage-2", "usage-1-1"}
+
+
+def test_heading_slug_uses_rendered_text() -> None:
+    doc = "## `code` and *em* and [link text](https://x.example) ![badge](b.svg)\n## Üñíçødé Heading"
+    assert anchors(doc) == {"code-and-em-and-link-text-", "üñíçødé-heading"}
+
+
+def test_custom_heading_id_is_an_anchor_and_left_out_of_the_slug() -> None:
+    assert anchors("## Install the tool {#install}\n") == {"install", "install-the-tool"}
+
+
+def test_ids_and_a_names_in_raw_html_are_anchors() -> None:
+    doc = '<a name="legacy"></a>\n\n<h2 id="Custom-Case">Title</h2>\n\nText <span id="inline-id">x</span>'
+    assert anchors(doc) == {"legacy", "Custom-Case", "inline-id"}
+
+
+def test_heading_inside_code_block_is_not_an_anchor() -> None:
+    assert anchors("```\n# not a heading\n```\n") == frozenset()

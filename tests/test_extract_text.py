@@ -1,0 +1,175 @@
+"""Tests of the plain-text extractor, and of the package's front door: Kind detection and extract()."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+import linkhound.extract as extract_package
+from linkhound.extract import Kind, extract, extract_text, kind_for_path, kind_for_response
+from linkhound.extract.text import LineCounter, trim_url
+from linkhound.types import RawLink
+
+BASE = "file:///notes.txt"
+
+
+def positions(doc: str | bytes) -> list[tuple[str, int, int]]:
+    return [(link.text, link.line, link.column) for link in extract_text(doc, BASE).links]
+
+
+def test_urls_of_every_supported_scheme_with_positions() -> None:
+    doc = "web http://a.example/x and https://b.example\nftp://files.example/f.tgz\n"
+    doc += "file:///etc/hosts mailto:me@x.org"
+    assert extract_text(doc, BASE).links == (
+        RawLink("http://a.example/x", "text", "url", 1, 5),
+        RawLink("https://b.example", "text", "url", 1, 28),
+        RawLink("ftp://files.example/f.tgz", "text", "url", 2, 1),
+        RawLink("file:///etc/hosts", "text", "url", 3, 1),
+        RawLink("mailto:me@x.org", "text", "url", 3, 19),
+    )
+    assert extract_text(doc, BASE).base == BASE
+
+
+def test_scheme_is_case_insensitive() -> None:
+    assert positions("HTTPS://UP.EXAMPLE/Path") == [("HTTPS://UP.EXAMPLE/Path", 1, 1)]
+
+
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        ("See https://x.example/a.", "https://x.example/a"),
+        ("https://x.example/a, then", "https://x.example/a"),
+        ("(https://x.example/a)", "https://x.example/a"),
+        ("(see https://x.example/wiki/A_(b))", "https://x.example/wiki/A_(b)"),
+        ("[https://x.example/a]", "https://x.example/a"),
+        ('"https://x.example/a"', "https://x.example/a"),
+        ("'https://x.example/a'!", "https://x.example/a"),
+        ("<https://x.example/a>", "https://x.example/a"),
+        ("https://x.example/a?b=1&c=2;", "https://x.example/a?b=1&c=2"),
+        ("https://x.example/a#frag:", "https://x.example/a#frag"),
+        ("https://x.example/path/", "https://x.example/path/"),
+    ],
+)
+def test_trailing_punctuation_is_not_part_of_the_url(text: str, url: str) -> None:
+    assert [link.text for link in extract_text(text, BASE).links] == [url]
+
+
+def test_trim_url_keeps_balanced_brackets() -> None:
+    assert trim_url("https://x.example/a(b)c)") == "https://x.example/a(b)c"
+    assert trim_url("https://x.example/{a}}") == "https://x.example/{a}"
+
+
+def test_scheme_alone_or_inside_a_word_is_not_a_url() -> None:
+    assert positions("https:// and mailto: and xhttps://glued.example") == []
+
+
+def test_url_after_a_plus_sign_is_found() -> None:
+    assert positions("pip install git+https://github.com/o/r") == [("https://github.com/o/r", 1, 17)]
+
+
+def test_columns_are_characters_on_crlf_documents() -> None:
+    assert positions("Ünï\r\n\r\n“x” https://y.example\r") == [("https://y.example", 3, 5)]
+
+
+def test_bytes_are_decoded_with_bom_and_replacement() -> None:
+    assert positions(b"\xef\xbb\xbfhttps://a.example/\xff x") == [("https://a.example/\ufffd", 1, 1)]
+    assert positions("https://b.example/".encode("utf-16")) == [("https://b.example/", 1, 1)]
+
+
+def test_line_counter_handles_offsets_in_any_order() -> None:
+    counter = LineCounter("ab\ncd\nef")
+    assert counter.position(7) == (3, 2)
+    assert counter.position(1) == (1, 2)
+    assert counter.position(3) == (2, 1)
+    assert counter.positions([0, 4, 2, 8]) == [(1, 1), (2, 2), (1, 3), (3, 3)]
+
+
+# --- Kind detection ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        ("index.html", Kind.HTML),
+        ("docs/PAGE.HTM", Kind.HTML),
+        ("a.xhtml", Kind.HTML),
+        ("README.md", Kind.MARKDOWN),
+        ("notes.markdown", Kind.MARKDOWN),
+        ("page.mdx", Kind.MARKDOWN),
+        *((f"x.{suffix}", Kind.MARKDOWN) for suffix in ("mkd", "mdown", "mdwn", "mkdn", "mkdown")),
+        ("links.txt", Kind.TEXT),
+        ("sitemap.xml", Kind.SITEMAP),
+        ("/site/sitemap_index.xml", Kind.SITEMAP),
+        ("Sitemap-posts.xml.gz", Kind.SITEMAP),
+        (r"C:\site\sitemap.xml", Kind.SITEMAP),
+        ("feed.xml", None),
+        ("image.png", None),
+        ("Makefile", None),
+        (".md", None),
+        ("archive.md.gz", None),
+    ],
+)
+def test_kind_for_path(path: str, kind: Kind | None) -> None:
+    assert kind_for_path(path) is kind
+
+
+SITEMAP = b'<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"></urlset>'
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "url", "kind"),
+    [
+        ("text/html; charset=utf-8", b"", "https://x/", Kind.HTML),
+        ("Application/XHTML+XML", b"", "https://x/", Kind.HTML),
+        ("text/markdown", b"# x", "https://x/a", Kind.MARKDOWN),
+        ("text/plain", b"x", "https://x/notes", Kind.TEXT),
+        ("text/plain; charset=utf-8", b"# x", "https://raw.example/o/r/README.md?x=1", Kind.MARKDOWN),
+        ("application/xml", SITEMAP, "https://x/s.xml", Kind.SITEMAP),
+        ("text/xml", b"<sitemapindex></sitemapindex>", "https://x/s", Kind.SITEMAP),
+        ("application/xml", b"<rss></rss>", "https://x/feed.xml", None),
+        ("application/gzip", gzip.compress(SITEMAP), "https://x/sitemap.xml.gz", Kind.SITEMAP),
+        ("application/x-gzip", gzip.compress(b"x"), "https://x/backup.tar.gz", None),
+        ("", b"  <!DOCTYPE html><html>", "https://x/", Kind.HTML),
+        ("application/octet-stream", b"\n<HTML>\n<head>", "https://x/", Kind.HTML),
+        ("", b"<!-- c --><p>", "https://x/", Kind.HTML),
+        ("", SITEMAP, "https://x/", Kind.SITEMAP),
+        ("", gzip.compress(SITEMAP), "https://x/sitemap.xml.gz", Kind.SITEMAP),
+        ("", b"# Title", "https://x/README.md", Kind.MARKDOWN),
+        ("", b"plain", "https://x/file.bin", None),
+        ("image/png", b"\x89PNG", "https://x/a.png", None),
+        ("application/pdf", b"%PDF", "https://x/a.html", None),
+        ("application/json", b"{}", "https://x/", None),
+    ],
+)
+def test_kind_for_response(content_type: str, body: bytes, url: str, kind: Kind | None) -> None:
+    assert kind_for_response(content_type, body, url) is kind
+
+
+def test_kind_values_are_their_names_in_lower_case() -> None:
+    assert [kind.value for kind in Kind] == ["html", "markdown", "text", "sitemap"]
+
+
+# --- extract() dispatch -----------------------------------------------------------------------------
+
+
+def test_extract_dispatches_on_kind() -> None:
+    base = "https://x.example/dir/"
+    assert [link.element for link in extract(b'<a href="h">x</a>', base, Kind.HTML).links] == ["a"]
+    assert [link.attribute for link in extract(b"[m](m.md)", base, Kind.MARKDOWN).links] == ["inline"]
+    assert [link.element for link in extract(b"https://t.example", base, Kind.TEXT).links] == ["text"]
+    sitemap = extract(b"<urlset><url><loc>https://s.example/</loc></url></urlset>", base, Kind.SITEMAP)
+    assert [link.text for link in sitemap.links] == ["https://s.example/"]
+    assert sitemap.base == base
+
+
+def test_extract_passes_include_code_to_markdown() -> None:
+    doc = b"`https://code.example`"
+    assert extract(doc, "", Kind.MARKDOWN).links == ()
+    assert len(extract(doc, "", Kind.MARKDOWN, include_code=True).links) == 1
+
+
+def test_package_all_is_sorted_and_matches_its_exports() -> None:
+    assert extract_package.__all__ == sorted(extract_package.__all__)
+    for name in extract_package.__all__:
+        assert hasattr(extract_package, name), name
