@@ -11,7 +11,8 @@ async def test_crawled_pages_serve_their_own_anchors(site: Site) -> None:
     pages = [f"/p{i}" for i in range(10)]
     for i, p in enumerate(pages):
         links = [f"{q}#sec{i}" for q in pages] + [f"{q}#missing" for q in pages[:3]] + ["#sec0", "#top"]
-        site.page(p, html(*links, extra=f'<h2 id="sec{i}">s</h2>' + "".join(f'<a name="sec{j}"></a>' for j in range(i))))
+        names = "".join(f'<a name="sec{j}"></a>' for j in range(i))
+        site.page(p, html(*links, extra=f'<h2 id="sec{i}">s</h2>' + names))
     site.page("/", html(*pages))
     report = await linkhound.check([site.url("/")], recursive=True, check_fragments=True)
     for p in pages:
