@@ -92,9 +92,10 @@ def test_input_src_counts_only_for_type_image() -> None:
     assert texts(doc) == ["image.png"]
 
 
-def test_form_action_and_formaction_are_not_checked() -> None:
+def test_formaction_is_checked_but_form_action_is_not() -> None:
+    # form action is often a POST-only endpoint; formaction is in the list of link attributes
     doc = '<form action="/search"><button formaction="/post">go</button><input formaction="/x"></form>'
-    assert texts(doc) == []
+    assert texts(doc) == ["/post", "/x"]
 
 
 def test_preconnect_and_dns_prefetch_links_are_skipped_entirely() -> None:

@@ -35,12 +35,13 @@ _LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "audio": ("src",),
     "blockquote": ("cite",),
     "body": ("background",),
+    "button": ("formaction",),  # where the form goes when this button submits it (issue 2 asks for it)
     "del": ("cite",),
     "embed": ("src",),
     "frame": ("src", "longdesc"),
     "iframe": ("src", "longdesc"),
     "img": ("src", "srcset", "longdesc"),
-    "input": ("src",),
+    "input": ("src", "formaction"),
     "ins": ("cite",),
     "link": ("href",),
     "object": ("data",),
@@ -386,7 +387,7 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
                 base_href = attributes.get("href")
             continue
         if tag == "input" and (attributes.get("type") or "").strip().lower() != "image":
-            continue
+            link_attributes = ("formaction",)  # only an image input has a src worth checking
         rel_tokens = (attributes.get("rel") or "").lower().split() if tag in _NOFOLLOW_TAGS else []
         if tag == "link" and not _SKIPPED_RELS.isdisjoint(rel_tokens):
             continue
