@@ -1,7 +1,8 @@
 """linkhound: find broken links in files, URL lists, sitemaps and whole websites. An async, typed library."""
 
 from .api import check, crawl, make_settings
-from .exceptions import InputError, LinkhoundError, UsageError
+from .config import Config, load_config
+from .exceptions import ConfigError, InputError, LinkhoundError, OptionError, UsageError
 from .settings import Settings, parse_accept
 from .status import Status
 from .summary import Report, Summary
@@ -9,10 +10,13 @@ from .types import Extraction, Link, Page, RawLink, Reference, Result
 from .version import __version__
 
 __all__ = [
+    "Config",
+    "ConfigError",
     "Extraction",
     "InputError",
     "Link",
     "LinkhoundError",
+    "OptionError",
     "Page",
     "RawLink",
     "Reference",
@@ -25,6 +29,7 @@ __all__ = [
     "__version__",
     "check",
     "crawl",
+    "load_config",
     "make_settings",
     "parse_accept",
 ]

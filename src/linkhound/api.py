@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .exceptions import UsageError
 from .settings import Settings, parse_accept, setting_names
@@ -12,15 +12,29 @@ from .summary import Report
 from .types import Event
 
 if TYPE_CHECKING:
+    from .config import Config
     from .inputs import Input
 
+# config=: True reads what the CLI reads in the current directory (pyproject.toml [tool.linkhound],
+# linkhound.toml, .linkhoundignore); a path or a list of paths reads those files only; a Config is used as is.
+ConfigArg: TypeAlias = "bool | str | Sequence[str] | Config | None"
 
-def make_settings(settings: Settings | None = None, **options: Any) -> Settings:
-    """Settings from keyword options (lists become tuples, "accept" may be a string like "200..=299,403")."""
-    if settings is not None and options:
-        raise UsageError("pass either settings or keyword options, not both")
+
+def make_settings(settings: Settings | None = None, *, config: ConfigArg = None, **options: Any) -> Settings:
+    """Settings from keyword options (lists become tuples, "accept" may be a string like "200..=299,403").
+
+    With config, the options go over what the config files say, as flags do on the command line.
+    """
+    return _settings(settings, _config(config), options)
+
+
+def _settings(settings: Settings | None, config: Config | None, options: dict[str, Any]) -> Settings:
+    if settings is not None and (options or config is not None):
+        raise UsageError("pass either settings or keyword options (and config), not both")
     if settings is not None:
         return settings
+    if config is not None:
+        options = config.merged(options)
     unknown = sorted(set(options) - set(setting_names()))
     if unknown:
         raise UsageError(f"unknown option(s): {', '.join(unknown)}")
@@ -36,33 +50,49 @@ def make_settings(settings: Settings | None = None, **options: Any) -> Settings:
 
 
 async def check(
-    inputs: Sequence[str], settings: Settings | None = None, *, files_from: str | None = None, **options: Any
+    inputs: Sequence[str],
+    settings: Settings | None = None,
+    *,
+    files_from: str | None = None,
+    config: ConfigArg = None,
+    **options: Any,
 ) -> Report:
     """Check every link in inputs (URLs, files, directories, globs) and return the Report.
 
     >>> report = await linkhound.check(["README.md", "https://example.org/"], max_concurrency=32)
+
+    config=True reads the config files of the current directory as the CLI does (options go over them); when
+    inputs is empty, the config's `inputs` and `files_from` are checked.
     """
     from .engine import Engine  # aiohttp loads on first use, so `import linkhound` stays quick
 
-    s = make_settings(settings, **options)
+    cfg = _config(config)
+    s = _settings(settings, cfg, options)
     engine = Engine(s)
-    return await engine.run(_inputs(inputs, files_from, s))
+    return await engine.run(_inputs(*_what(inputs, files_from, cfg), s))
 
 
 async def crawl(
-    inputs: Sequence[str], settings: Settings | None = None, *, files_from: str | None = None, **options: Any
+    inputs: Sequence[str],
+    settings: Settings | None = None,
+    *,
+    files_from: str | None = None,
+    config: ConfigArg = None,
+    **options: Any,
 ) -> AsyncIterator[Event]:
     """Crawl from inputs (recursive unless recursive=False is given) and yield each Result and Page as it comes.
 
-    Leaving the loop early stops the crawl: requests in flight are let finish.
+    Leaving the loop early stops the crawl: requests in flight are let finish. config as for `check`.
     """
     from .engine import Engine
 
-    options.setdefault("recursive", True)
-    s = make_settings(settings, **options)
+    cfg = _config(config)
+    if settings is None and "recursive" not in (cfg.options if cfg is not None else {}):
+        options.setdefault("recursive", True)
+    s = _settings(settings, cfg, options)
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     engine = Engine(s, emit=queue.put_nowait)
-    task = asyncio.ensure_future(engine.run(_inputs(inputs, files_from, s)))
+    task = asyncio.ensure_future(engine.run(_inputs(*_what(inputs, files_from, cfg), s)))
     task.add_done_callback(lambda _: queue.put_nowait(None))
     try:
         while (event := await queue.get()) is not None:
@@ -74,10 +104,31 @@ async def crawl(
             await asyncio.gather(task, return_exceptions=True)
 
 
+def _config(config: ConfigArg) -> Config | None:
+    from .config import Config, load_config
+
+    if config is None or config is False:
+        return None
+    if config is True:
+        return load_config()
+    if isinstance(config, Config):
+        return config
+    if isinstance(config, str):
+        return load_config([config], discover=False)
+    return load_config(list(config), discover=False)
+
+
+def _what(inputs: Sequence[str], files_from: str | None, config: Config | None) -> tuple[Sequence[str], str | None]:
+    """What to check: the inputs given, else (with a config) the config's inputs and files_from."""
+    if inputs or files_from is not None or config is None:
+        return inputs, files_from
+    return config.inputs, config.files_from
+
+
 def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings) -> list[Input]:
     from .inputs import collect, read_files_from
 
     args = list(inputs) + (read_files_from(files_from) if files_from else [])
     if not args:
         raise UsageError("no inputs: give URLs, files, directories or globs")
-    return collect(args, hidden=s.hidden, gitignore=s.gitignore)
+    return collect(args, hidden=s.hidden, gitignore=s.gitignore, exclude_path=s.patterns("exclude_path"))

@@ -12,13 +12,17 @@ from email.utils import parsedate_to_datetime
 import aiohttp
 
 from .client import HttpClient, RedirectError, Response
+from .filters import AddressExcluded
 from .host_pool import HostPool
+from .settings import StatusRule
 from .status import Status
 from .urls import host_of
 
 # Servers that refuse or mishandle HEAD answer with these; the same URL is then asked with GET.
 HEAD_REFUSED = frozenset({400, 403, 405, 406, 501})
 RETRY_CODES = frozenset({429, 500, 502, 503, 504})
+# LinkedIn answers 999 to clients it takes for bots; nobody can tell from here whether the page exists.
+BOT_CODES = frozenset({999})
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,12 @@ class CheckPolicy:
     max_retries: int
     retry_backoff: float
     max_retry_wait: float
+    status_rules: tuple[StatusRule, ...] = ()  # --accept-for / [[status]]: more codes for some URLs
+
+    def accepted(self, url: str) -> frozenset[int]:
+        """The accepted codes for url: --accept plus those of every status rule that finds it."""
+        extra = [r.accept for r in self.status_rules if r.pattern.search(url)]
+        return self.accept.union(*extra) if extra else self.accept
 
 
 class HttpChecker:
@@ -50,6 +60,7 @@ class HttpChecker:
     async def check(self, url: str, method: str, want_body: Callable[[str], bool]) -> Outcome:
         """Check url with method ("GET" or "HEAD"); the caller holds the host's slot."""
         policy = self._policy
+        accept = policy.accepted(url)
         host = host_of(url)
         started = time.monotonic()
         attempt = 0
@@ -66,6 +77,8 @@ class HttpChecker:
                 return Outcome(Status.TIMEOUT, None, "timed out", (), time.monotonic() - started)
             except RedirectError as e:
                 return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
+            except AddressExcluded as e:  # --exclude-private and friends: never connected
+                return Outcome(Status.EXCLUDED, None, e.reason, e.chain, time.monotonic() - started)
             except (aiohttp.ClientError, OSError, ValueError) as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if _transient(e) and attempt < policy.max_retries:
@@ -76,25 +89,30 @@ class HttpChecker:
             code = resp.status
             retry_after = parse_retry_after(resp.headers.get("Retry-After"))
             self._pool.record(host, code, time.monotonic() - t0, retry_after)
+            if code not in accept and bot_protection(resp) is not None:
+                return self._verdict(resp, accept, time.monotonic() - started)  # asking again won't get past it
             if method == "HEAD" and code in HEAD_REFUSED:
                 method = "GET"  # not a retry: the server may only refuse HEAD
                 continue
-            if code in RETRY_CODES and code not in policy.accept and attempt < policy.max_retries:
+            if code in RETRY_CODES and code not in accept and attempt < policy.max_retries:
                 attempt += 1
                 wait = self._backoff(attempt) if retry_after is None else retry_after
                 await asyncio.sleep(min(wait, policy.max_retry_wait))
                 continue
-            return self._verdict(resp, time.monotonic() - started)
+            return self._verdict(resp, accept, time.monotonic() - started)
 
-    def _verdict(self, resp: Response, elapsed: float) -> Outcome:
+    def _verdict(self, resp: Response, accept: frozenset[int], elapsed: float) -> Outcome:
         code = resp.status
-        if code in self._policy.accept:
+        blocked = bot_protection(resp)
+        reason = _reason(code)
+        if code in accept:
             status = Status.OK
+        elif blocked is not None:
+            status, reason = Status.BLOCKED, blocked
         elif code == 429:
             status = Status.RATE_LIMITED
         else:
             status = Status.BROKEN
-        reason = _reason(code)
         if resp.truncated and status is Status.OK:
             reason = "body cut at --max-body-size"
         return Outcome(status, code, reason, resp.redirects, elapsed, resp)
@@ -118,6 +136,15 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def bot_protection(resp: Response) -> str | None:
+    """Why the answer is bot protection rather than the page (a Cloudflare challenge, LinkedIn's 999), or None."""
+    if resp.status in BOT_CODES:
+        return "bot protection"
+    if resp.status in (403, 503) and resp.headers.get("cf-mitigated", "").strip().lower() == "challenge":
+        return "bot protection (Cloudflare challenge)"
+    return None
 
 
 def _transient(e: BaseException) -> bool:

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import socket
 import ssl
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-from multidict import CIMultiDictProxy
+from aiohttp.abc import AbstractResolver, ResolveResult
+from aiohttp.resolver import DefaultResolver
+from multidict import CIMultiDict, CIMultiDictProxy
 
+from .cookies import Cookies
+from .filters import AddressExcluded, AddressFilter, parse_ip
+from .settings import BasicAuth
 from .urls import host_of, hostname_of, resolve
 
 # Read and drop bodies up to this size to keep the connection alive; larger ones close it.
 _DRAIN_LIMIT = 64 * 1024
+# Headers given with --header that carry credentials: sent to the link's own host, never to a redirect
+# target on another host.
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
 class RedirectError(Exception):
@@ -48,6 +58,42 @@ class ClientOptions:
     headers: Mapping[str, str]
     insecure: bool = False
     host_headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by host[:port] or hostname
+    credentials: tuple[BasicAuth, ...] = ()  # --basic-auth, by URL pattern
+    cookie_jar: str | None = None  # a Netscape cookies.txt to read at the start and write at the end
+    addresses: AddressFilter = field(default_factory=AddressFilter)  # --exclude-private and friends
+
+
+class ExcludingResolver(AbstractResolver):
+    """The default resolver, minus the addresses the filter excludes; AddressExcluded when none is left.
+
+    Proxies named in the environment are exempt: a proxy on a private address is still a proxy.
+    """
+
+    def __init__(self, addresses: AddressFilter, exempt: frozenset[str] = frozenset()) -> None:
+        self._inner = DefaultResolver()
+        self._addresses = addresses
+        self._exempt = exempt
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        found = await self._inner.resolve(host, port, family)
+        if host.lower().rstrip(".") in self._exempt:
+            return found
+        kept, first = [], None
+        for r in found:
+            ip = parse_ip(r["host"])
+            kind = self._addresses.excluded_kind(ip) if ip is not None else None
+            if kind is None:
+                kept.append(r)
+            elif first is None:
+                first = AddressExcluded(host, kind, str(ip), literal=False)
+        if not kept and first is not None:
+            raise first
+        return kept
+
+    async def close(self) -> None:
+        await self._inner.close()
 
 
 class HttpClient:
@@ -56,20 +102,29 @@ class HttpClient:
     def __init__(self, options: ClientOptions) -> None:
         self._options = options
         self._session: aiohttp.ClientSession | None = None
+        self._resolver: AbstractResolver | None = None
+        self._cookies = Cookies(options.cookie_jar)
+        self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in _CREDENTIAL_HEADERS}
 
     async def __aenter__(self) -> HttpClient:
         o = self._options
+        self._cookies.load()
+        if o.addresses.active:
+            self._resolver = ExcludingResolver(o.addresses, _proxy_hosts())
         connector = aiohttp.TCPConnector(
             limit=o.max_connections,
             limit_per_host=0,  # the HostPool caps each host
             ttl_dns_cache=300,
             ssl=False if o.insecure else ssl.create_default_context(),
+            resolver=self._resolver,
         )
+        plain = {k: v for k, v in o.headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
         self._session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=o.timeout),
-            headers={"User-Agent": o.user_agent, **o.headers},
-            trust_env=True,
+            headers={"User-Agent": o.user_agent, **plain},
+            trust_env=True,  # HTTP_PROXY, HTTPS_PROXY, NO_PROXY
+            cookie_jar=aiohttp.DummyCookieJar(),  # cookies are decided per hop, in _headers_for
             max_field_size=16 * 1024,
         )
         return self
@@ -78,21 +133,24 @@ class HttpClient:
         if self._session is not None:
             await self._session.close()
             self._session = None
+        if self._resolver is not None:
+            await self._resolver.close()
+            self._resolver = None
+        self._cookies.save()
 
     async def fetch(self, url: str, method: str, want_body: Callable[[str], bool]) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
         want_body(content_type) decides, once the final headers are in, whether to read the body.
-        Raises aiohttp.ClientError, TimeoutError or RedirectError.
+        Raises aiohttp.ClientError, TimeoutError, RedirectError, or AddressExcluded when a hop's host is or
+        resolves to an excluded address. Credentials are chosen for each hop by its own URL (see _headers_for).
         """
-        assert self._session is not None, "HttpClient used outside 'async with'"
         chain: list[str] = []
         seen = {url}
         current = url
+        origin_host = host_of(url).lower()
         while True:
-            resp = await self._session.request(
-                method, current, allow_redirects=False, headers=self._headers_for(current)
-            )
+            resp = await self._request(method, current, origin_host, tuple(chain))
             location = resp.headers.get("Location") if resp.status in (301, 302, 303, 307, 308) else None
             if location is None:
                 return await self._finish(resp, tuple(chain), want_body)
@@ -115,11 +173,42 @@ class HttpClient:
                 method = "GET"
             current = target
 
-    def _headers_for(self, url: str) -> Mapping[str, str] | None:
-        per_host = self._options.host_headers
-        if not per_host:
-            return None
-        return per_host.get(host_of(url).lower()) or per_host.get(hostname_of(url).lower())
+    async def _request(
+        self, method: str, url: str, origin_host: str, chain: tuple[str, ...]
+    ) -> aiohttp.ClientResponse:
+        assert self._session is not None, "HttpClient used outside 'async with'"
+        try:
+            self._options.addresses.check_literal(hostname_of(url))
+            resp = await self._session.request(
+                method, url, allow_redirects=False, headers=self._headers_for(url, origin_host)
+            )
+        except AddressExcluded as e:
+            raise e.via(chain) from None
+        except aiohttp.ClientConnectorError as e:
+            if isinstance(e.os_error, AddressExcluded):
+                raise e.os_error.via(chain) from None
+            raise
+        self._cookies.store(url, resp.headers.getall("Set-Cookie", []))
+        return resp
+
+    def _headers_for(self, url: str, origin_host: str) -> CIMultiDict[str] | None:
+        """The headers of one hop, decided by that hop's URL: its host's headers, the --basic-auth whose
+        pattern finds it, its cookies. --header credentials go only to the host of the link itself."""
+        o = self._options
+        host = host_of(url).lower()
+        out: CIMultiDict[str] = CIMultiDict()
+        if host == origin_host:
+            out.update(self._credential_headers)
+        per_host = o.host_headers.get(host) or o.host_headers.get(hostname_of(url).lower())
+        if per_host:
+            out.update(per_host)
+        auth = next((a for a in o.credentials if a.pattern.search(url)), None)
+        if auth is not None:
+            out["Authorization"] = auth.header()
+        cookie = self._cookies.header(url)
+        if cookie:
+            out["Cookie"] = f"{out['Cookie']}; {cookie}" if "Cookie" in out else cookie
+        return out or None
 
     async def _finish(
         self, resp: aiohttp.ClientResponse, chain: tuple[str, ...], want_body: Callable[[str], bool]
@@ -162,3 +251,12 @@ class HttpClient:
             resp.release()
         else:
             resp.close()
+
+
+def _proxy_hosts() -> frozenset[str]:
+    """The host names of the proxies the environment sets (HTTP_PROXY, HTTPS_PROXY, ...)."""
+    hosts = set()
+    for kind, proxy in urllib.request.getproxies().items():
+        if kind != "no":
+            hosts.add(hostname_of(proxy if "://" in proxy else "http://" + proxy).lower())
+    return frozenset(hosts)

@@ -66,12 +66,21 @@ class Engine:
                 headers=settings.headers(),
                 insecure=settings.insecure,
                 host_headers={h: hs.headers for h, hs in per_host.items() if hs.headers},
+                credentials=settings.credentials,
+                cookie_jar=settings.cookie_jar,
+                addresses=settings.addresses,
             )
         )
         self._checker = HttpChecker(
             self._client,
             self._pool,
-            CheckPolicy(settings.accept, settings.max_retries, settings.retry_backoff, settings.max_retry_wait),
+            CheckPolicy(
+                settings.accept,
+                settings.max_retries,
+                settings.retry_backoff,
+                settings.max_retry_wait,
+                settings.status_rules,
+            ),
         )
         self._robots = Robots(self._client, self._pool) if settings.robots and settings.recursive else None
         self._robots_read: set[str] = set()

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .exceptions import UsageError
+from .exceptions import OptionError, UsageError
 from .host_pool import HostLimits
 
 _KEYS = {"concurrency", "rate", "burst", "headers"}
@@ -30,9 +30,11 @@ class HostSettings:
 
 def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]:
     """Validate a {host: {concurrency, rate, burst, headers}} table; errors name the host, key and file."""
+    if not isinstance(table, Mapping):
+        raise UsageError(f"{where}: hosts must be a table" if where else "hosts must be a table")
     out: dict[str, HostSettings] = {}
     for host, spec in table.items():
-        at = f"{where}: hosts.{host!r}"
+        at = f'{where}: hosts."{host}"' if where else f'hosts."{host}"'
         if not isinstance(spec, Mapping):
             raise UsageError(f"{at} must be a table")
         unknown = set(spec) - _KEYS
@@ -57,14 +59,19 @@ def load_host_config(path: str) -> dict[str, HostSettings]:
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as e:
-        raise UsageError(f"--host-config {path}: {e.strerror or e}") from None
+        raise OptionError("host_config", f"{path}: {e.strerror or e}") from None
     except tomllib.TOMLDecodeError as e:
-        raise UsageError(f"--host-config {path}: not valid TOML: {e}") from None
+        raise OptionError("host_config", f"{path}: not valid TOML: {e}") from None
     hosts = data.get("hosts", {})
     unknown = set(data) - {"hosts"}
     if unknown:
-        raise UsageError(f"--host-config {path}: only [hosts.\"name\"] tables belong here, found {sorted(unknown)}")
-    return parse_hosts(hosts, path)
+        raise OptionError("host_config", f"{path}: only [hosts.\"name\"] tables belong here, found {sorted(unknown)}")
+    from .config import expand_env
+
+    try:
+        return parse_hosts(expand_env(path, hosts, "hosts"), path)
+    except UsageError as e:
+        raise OptionError("host_config", str(e)) from None
 
 
 def _number(spec: Mapping[str, Any], key: str, kind: type, at: str) -> Any:

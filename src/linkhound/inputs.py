@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -31,12 +32,28 @@ class Input:
         return self.content is None
 
 
-def collect(args: Iterable[str], *, hidden: bool = False, gitignore: bool = True) -> list[Input]:
-    """Expand every argument; raise InputError naming the first one that can't be read."""
+Patterns = tuple[re.Pattern[str], ...]
+
+
+def collect(
+    args: Iterable[str], *, hidden: bool = False, gitignore: bool = True, exclude_path: Patterns = ()
+) -> list[Input]:
+    """Expand every argument; raise InputError naming the first one that can't be read.
+
+    Local paths (named, globbed, or found by walking) that an exclude_path pattern finds are left out.
+    """
     out: list[Input] = []
     for arg in args:
-        out.extend(_expand(arg, hidden, gitignore))
+        out.extend(_expand(arg, hidden, gitignore, exclude_path))
     return out
+
+
+def excluded_path(path: str, patterns: Patterns, is_dir: bool = False) -> bool:
+    """True when a pattern finds path, written relative as given with '/' separators (a directory ends in '/')."""
+    if not patterns:
+        return False
+    text = os.path.normpath(path).replace(os.sep, "/") + ("/" if is_dir else "")
+    return any(p.search(text) for p in patterns)
 
 
 def read_files_from(source: str) -> list[str]:
@@ -48,7 +65,7 @@ def read_files_from(source: str) -> list[str]:
     return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
 
 
-def _expand(arg: str, hidden: bool, gitignore: bool) -> Iterator[Input]:
+def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> Iterator[Input]:
     if arg == "-":
         data = sys.stdin.buffer.read()
         yield Input("-", Kind.HTML if data.lstrip()[:1] == b"<" else Kind.MARKDOWN, data)
@@ -63,11 +80,12 @@ def _expand(arg: str, hidden: bool, gitignore: bool) -> Iterator[Input]:
         arg = url2pathname(arg[7:].split("#", 1)[0])
     path = Path(arg)
     if path.is_dir():
-        for file in walk(path, hidden=hidden, gitignore=gitignore):
+        for file in walk(path, hidden=hidden, gitignore=gitignore, exclude=exclude):
             yield _read(str(file), kind_for_path(str(file)) or Kind.TEXT)
         return
     if path.exists():
-        yield _read(arg, kind_for_path(arg) or Kind.TEXT)
+        if not excluded_path(arg, exclude):
+            yield _read(arg, kind_for_path(arg) or Kind.TEXT)
         return
     if _GLOB_CHARS & set(arg):
         matches = sorted(glob.glob(arg, recursive=True))
@@ -75,7 +93,8 @@ def _expand(arg: str, hidden: bool, gitignore: bool) -> Iterator[Input]:
         if not files:
             raise InputError(arg, "the pattern matches no files")
         for m in files:
-            yield _read(m, kind_for_path(m) or Kind.TEXT)
+            if not excluded_path(m, exclude):
+                yield _read(m, kind_for_path(m) or Kind.TEXT)
         return
     if "://" in arg:
         raise InputError(arg, "unsupported input URL scheme (use http://, https:// or file://)")
@@ -96,15 +115,18 @@ def _why(e: BaseException) -> str:
     return str(e)
 
 
-def walk(root: Path, *, hidden: bool = False, gitignore: bool = True) -> Iterator[Path]:
-    """Files under root that extractors read, in a stable order; hidden dirs and .gitignore'd paths left out."""
+def walk(root: Path, *, hidden: bool = False, gitignore: bool = True, exclude: Patterns = ()) -> Iterator[Path]:
+    """Files under root that extractors read, in a stable order; hidden dirs, .gitignore'd and excluded paths
+    left out."""
     specs: list[tuple[str, object]] = []  # (dir, GitIgnoreSpec) of every .gitignore above the current dir
     if gitignore:
         specs.extend(_ancestor_ignores(root))
-    yield from _walk(root, hidden, gitignore, specs)
+    yield from _walk(root, hidden, gitignore, specs, exclude)
 
 
-def _walk(d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]]) -> Iterator[Path]:
+def _walk(
+    d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]], exclude: Patterns = ()
+) -> Iterator[Path]:
     own = _load_ignore(d) if gitignore else None
     if own is not None:
         specs = [*specs, (str(d), own)]
@@ -116,10 +138,10 @@ def _walk(d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]
         if not hidden and entry.name.startswith("."):
             continue
         is_dir = entry.is_dir()
-        if specs and _ignored(entry.path, is_dir, specs):
+        if specs and _ignored(entry.path, is_dir, specs) or excluded_path(entry.path, exclude, is_dir):
             continue
         if is_dir:
-            yield from _walk(Path(entry.path), hidden, gitignore, specs)
+            yield from _walk(Path(entry.path), hidden, gitignore, specs, exclude)
         elif kind_for_path(entry.name) in WALK_KINDS:
             yield Path(entry.path)
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from .filters import AddressExcluded, AddressFilter
 from .settings import Remap, Settings
 from .status import Status
-from .urls import remap, resolve
+from .urls import hostname_of, remap, resolve
 
 KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})
 
@@ -24,6 +25,7 @@ class LinkRules:
     remaps: tuple[Remap, ...]
     root_dir: str | None
     base_url: str | None
+    addresses: AddressFilter = field(default_factory=AddressFilter)  # hosts resolved later: the client's job
 
     @classmethod
     def from_settings(cls, s: Settings) -> LinkRules:
@@ -36,6 +38,7 @@ class LinkRules:
             remaps=s.remaps,
             root_dir=os.path.abspath(s.root_dir) if s.root_dir else None,
             base_url=s.base_url,
+            addresses=s.addresses,
         )
 
     def check_fragments(self, local: bool) -> bool:
@@ -77,4 +80,9 @@ class LinkRules:
                 return Status.EXCLUDED, "matched by --exclude"
         if self.offline and scheme in ("http", "https"):
             return Status.SKIPPED, "--offline"
+        if self.addresses.active and scheme in ("http", "https"):
+            try:
+                self.addresses.check_literal(hostname_of(url))
+            except AddressExcluded as e:
+                return Status.EXCLUDED, e.reason
         return None

@@ -1,0 +1,359 @@
+"""Config files: [tool.linkhound] in pyproject.toml, linkhound.toml, --config FILE, and .linkhoundignore.
+
+Every key is a Settings field (the long flag in snake_case), plus `inputs`, `files_from` and `[[status]]`
+tables. Each file is checked on its own, so an error names the file and the key; then the files merge in order
+(pyproject.toml < linkhound.toml < each --config), a later value replacing an earlier one and `[hosts]` tables
+merging by host name. Flags, or a library call's keyword options, go over the result the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .exceptions import ConfigError, OptionError, UsageError
+from .settings import Settings, format_accept, parse_accept, setting_names
+
+CONFIG_FILE = "linkhound.toml"
+PYPROJECT = "pyproject.toml"
+IGNORE_FILE = ".linkhoundignore"
+INPUT_KEYS = ("inputs", "files_from")  # what to check: used when the command line names no inputs
+_ENV = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # ${NAME}; $${NAME} is the literal text ${NAME}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# Header names whose values are credentials: shown as *** by --print-config, whatever their source.
+_SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|passw|api-?key|session", re.IGNORECASE)
+MASK = "***"
+
+
+@dataclass(frozen=True)
+class Config:
+    """What the config files say: Settings options, what to check, and the values that must not be shown."""
+
+    options: dict[str, Any] = field(default_factory=dict)  # Settings keyword options, types checked
+    inputs: tuple[str, ...] = ()
+    files_from: str | None = None
+    ignore: tuple[str, ...] = ()  # .linkhoundignore patterns: added to exclude, whatever sets exclude
+    files: tuple[str, ...] = ()  # the files read, in order
+    secrets: frozenset[str] = frozenset()  # values that came from ${ENV} variables
+
+    def merged(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        """Settings options: overrides over the files' (a value replaces; [hosts] merge by host), plus ignore."""
+        out = dict(self.options)
+        for key, value in overrides.items():
+            out[key] = {**out.get("hosts", {}), **value} if key == "hosts" else value
+        if self.ignore:
+            out["exclude"] = (*out.get("exclude", ()), *self.ignore)
+        return out
+
+    def mask(self, text: str) -> str:
+        """text with every secret replaced by ***."""
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            text = text.replace(secret, MASK)
+        return text
+
+
+def load_config(files: Sequence[str] = (), *, discover: bool = True) -> Config:
+    """Read the config of the current directory (when discover) and then each of files, in order.
+
+    Raises ConfigError naming the file and key of the first problem: unreadable file, bad TOML, unknown key,
+    wrong type, bad value, unset environment variable.
+    """
+    sources: list[tuple[str, Mapping[str, Any]]] = []
+    if discover:
+        if os.path.isfile(PYPROJECT):
+            tool = _read_toml(PYPROJECT).get("tool", {})
+            table = tool.get("linkhound") if isinstance(tool, Mapping) else None
+            if table is not None:
+                sources.append((f"{PYPROJECT} [tool.linkhound]", _table(f"{PYPROJECT} [tool.linkhound]", table)))
+        if os.path.isfile(CONFIG_FILE):
+            sources.append((CONFIG_FILE, _read_toml(CONFIG_FILE)))
+    sources.extend((f, _read_toml(f)) for f in files)
+
+    options: dict[str, Any] = {}
+    inputs: tuple[str, ...] = ()
+    files_from: str | None = None
+    secrets: set[str] = set()
+    for where, table in sources:
+        part = _file_options(where, table, secrets)
+        inputs = part.pop("inputs", inputs)
+        files_from = part.pop("files_from", files_from)
+        for key, value in part.items():
+            options[key] = {**options.get("hosts", {}), **value} if key == "hosts" else value
+    ignore = read_ignore_file(IGNORE_FILE) if discover and os.path.isfile(IGNORE_FILE) else ()
+    read = [where for where, _ in sources] + ([IGNORE_FILE] if ignore else [])
+    return Config(options, inputs, files_from, ignore, tuple(read), frozenset(secrets))
+
+
+def read_ignore_file(path: str) -> tuple[str, ...]:
+    """The patterns of a .linkhoundignore: one regular expression per line, '#' comments, blank lines skipped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: can't read: {_why(e)}") from None
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        try:
+            re.compile(line)
+        except re.error as e:
+            raise ConfigError(f"{path}:{number}: bad regular expression '{line}': {e}") from None
+        out.append(line)
+    return tuple(out)
+
+
+# -- one file -------------------------------------------------------------------------------------------
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"{path}: can't read: {_why(e)}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+
+
+def _table(where: str, value: object) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: must be a table")
+    return value
+
+
+def _file_options(where: str, table: Mapping[str, Any], secrets: set[str]) -> dict[str, Any]:
+    """The options of one file, each type checked, and checked together the way Settings checks flags."""
+    known = (*setting_names(), *INPUT_KEYS, "status")
+    for key in table:
+        if key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise ConfigError(f"{where}: unknown key '{key}'{hint}")
+    found: set[str] = set()
+    table = _interpolate(where, "", table, found)
+    secrets |= found
+    hints = typing.get_type_hints(Settings)
+    options: dict[str, Any] = {}
+    try:
+        for key, value in table.items():
+            if key == "status":
+                rules = _status_rules(where, value)
+                options["accept_for"] = (*options.get("accept_for", ()), *rules)
+            elif key == "accept_for":
+                options["accept_for"] = (*_convert(where, key, value, hints[key]), *options.get("accept_for", ()))
+            elif key in INPUT_KEYS:
+                options[key] = _convert(where, key, value, tuple[str, ...] if key == "inputs" else str)
+            else:
+                options[key] = _convert(where, key, value, hints[key])
+        Settings(**{k: v for k, v in options.items() if k not in INPUT_KEYS})
+    except OptionError as e:
+        raise ConfigError(_masked(f"{where}: {e.option}: {e.problem}", found)) from None
+    except ConfigError as e:
+        raise ConfigError(_masked(str(e), found)) from None
+    except UsageError as e:
+        raise ConfigError(_masked(f"{where}: {e}", found)) from None
+    fmt = options.get("format")
+    if fmt is not None:
+        from .report import FORMATS
+
+        if fmt not in FORMATS:
+            raise ConfigError(f"{where}: format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
+    return options
+
+
+def _convert(where: str, key: str, value: object, hint: object) -> Any:
+    """value as the type Settings wants for key; a ConfigError naming file and key when it isn't one."""
+    if key == "accept":
+        if isinstance(value, str):
+            return parse_accept(value)
+        if isinstance(value, list) and all(isinstance(c, int | str) and not isinstance(c, bool) for c in value):
+            return parse_accept(",".join(str(c) for c in value))
+        raise _wrong(where, key, 'a string like "200..=299,403" or an array of status codes', value)
+    if key == "hosts":
+        from .hosts import parse_hosts
+
+        try:
+            parse_hosts(_table(f"{where}: hosts", value), where)
+        except UsageError as e:
+            raise ConfigError(str(e)) from None
+        return {host: dict(spec) for host, spec in typing.cast(Mapping[str, Any], value).items()}
+    if typing.get_origin(hint) in (types.UnionType, typing.Union):
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if hint is bool:
+        if isinstance(value, bool):
+            return value
+        raise _wrong(where, key, "true or false", value)
+    if hint is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        raise _wrong(where, key, "an integer", value)
+    if hint is float:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        raise _wrong(where, key, "a number", value)
+    if hint is str:
+        if isinstance(value, str):
+            return value
+        raise _wrong(where, key, "a string", value)
+    if typing.get_origin(hint) is tuple:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise _wrong(where, key, "an array of strings", value)
+    raise AssertionError(f"no config type for {key}: {hint}")  # a new Settings field needs a case here
+
+
+def _status_rules(where: str, value: object) -> list[str]:
+    """[[status]] tables (pattern = REGEX, accept = codes) as accept_for specs, 'REGEX CODES'."""
+    if not isinstance(value, list) or not all(isinstance(t, Mapping) for t in value):
+        raise _wrong(where, "status", "[[status]] tables with pattern and accept", value)
+    out = []
+    for i, rule in enumerate(value, 1):
+        at = f"{where}: [[status]] #{i}"
+        unknown = sorted(set(rule) - {"pattern", "accept"})
+        if unknown:
+            raise ConfigError(f"{at}: unknown key '{unknown[0]}' (known: accept, pattern)")
+        pattern, codes = rule.get("pattern"), rule.get("accept")
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise ConfigError(f"{at}: pattern must be a regular expression (a string)")
+        try:
+            re.compile(pattern)
+        except re.error as e:
+            raise ConfigError(f"{at}: pattern: bad regular expression '{pattern}': {e}") from None
+        try:
+            accepted = _convert(f"{at}:", "accept", codes, None)
+        except OptionError as e:
+            raise ConfigError(f"{at}: accept: {e.problem}") from None
+        except ConfigError:
+            raise ConfigError(f"{at}: accept must be an array of status codes or a string like \"403,999\"") from None
+        out.append(f"{pattern.strip()} {format_accept(accepted)}")
+    return out
+
+
+def expand_env(where: str, value: Any, path: str = "") -> Any:
+    """value with ${NAME} in every string replaced by the environment variable NAME; ConfigError when unset."""
+    return _interpolate(where, path, value, set())
+
+
+def _interpolate(where: str, path: str, value: Any, found: set[str]) -> Any:
+    """value with ${NAME} in every string replaced by the environment variable NAME (which must be set)."""
+    if isinstance(value, str):
+
+        def sub(m: re.Match[str]) -> str:
+            if m[1]:
+                return "${" + m[2] + "}"
+            env = os.environ.get(m[2])
+            if env is None:
+                raise ConfigError(f"{where}: {path}: environment variable {m[2]} is not set")
+            if env:
+                found.add(env)
+            return env
+
+        return _ENV.sub(sub, value) if "${" in value else value
+    if isinstance(value, Mapping):
+        return {k: _interpolate(where, _key_path(path, k), v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate(where, f"{path}[{i}]", v, found) for i, v in enumerate(value)]
+    return value
+
+
+def _wrong(where: str, key: str, wanted: str, value: object) -> ConfigError:
+    return ConfigError(f"{where}: {key}: expected {wanted}, got {_describe(value)}")
+
+
+def _describe(value: object) -> str:
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value})"
+    if isinstance(value, str):
+        return f"a string ({json.dumps(value)[:60]})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "a table"
+    return type(value).__name__
+
+
+def _masked(text: str, secrets: set[str]) -> str:
+    return Config(secrets=frozenset(secrets)).mask(text)
+
+
+def _key_path(path: str, key: str) -> str:
+    k = key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+    return f"{path}.{k}" if path else k
+
+
+def _why(e: BaseException) -> str:
+    return e.strerror.lower() if isinstance(e, OSError) and e.strerror else str(e)
+
+
+# -- --print-config -------------------------------------------------------------------------------------
+
+
+def render(settings: Settings, config: Config, inputs: Sequence[str] = (), files_from: str | None = None) -> str:
+    """The settings in effect as a TOML config file (that linkhound reads back). Secrets show as ***."""
+    lines = [
+        "# linkhound --print-config: the settings in effect (defaults < config files < flags)",
+        f"# read: {', '.join(config.files) or 'no config file'}",
+    ]
+    if inputs:
+        lines.append(f"inputs = {_toml(list(inputs), config)}")
+    if files_from:
+        lines.append(f"files_from = {_toml(files_from, config)}")
+    for f in fields(Settings):
+        name = f.name
+        if name.startswith("_") or name == "hosts":
+            continue
+        value = getattr(settings, name)
+        if value is None:
+            lines.append(f"# {name} is not set")
+            continue
+        if name == "accept":
+            value = format_accept(value)
+        elif name == "header":
+            value = [_mask_header(h) for h in value]
+        elif name == "basic_auth":
+            value = [_mask_auth(spec) for spec in value]
+        lines.append(f"{name} = {_toml(value, config)}")
+    for host, spec in settings.hosts.items():
+        lines += ["", f"[hosts.{json.dumps(host)}]"]
+        for key, value in spec.items():
+            if key == "headers":
+                value = {k: MASK if _SECRET_HEADER.search(k) else v for k, v in value.items()}
+            lines.append(f"{key} = {_toml(value, config)}")
+    return "\n".join(lines) + "\n"
+
+
+def _mask_header(header: str) -> str:
+    name, _, _ = header.partition(":")
+    return f"{name}: {MASK}" if _SECRET_HEADER.search(name) else header
+
+
+def _mask_auth(spec: str) -> str:
+    pattern, _, credentials = spec.partition(" ")
+    return f"{pattern} {credentials.strip().split(':', 1)[0]}:{MASK}"
+
+
+def _toml(value: object, config: Config) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(config.mask(value), ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v, config) for v in value) + "]"
+    if isinstance(value, Mapping):
+        items = (f"{_key_path('', str(k))} = {_toml(v, config)}" for k, v in value.items())
+        return "{ " + ", ".join(items) + " }" if value else "{}"
+    raise TypeError(f"can't write {type(value).__name__} as TOML")

@@ -1,0 +1,77 @@
+"""The cookies of a run: kept by the standard library's rules, and with --cookie-jar read from and written to a
+Netscape cookies.txt file (the format curl and browser extensions write)."""
+
+from __future__ import annotations
+
+import email.message
+import http.cookiejar
+import os
+import urllib.request
+
+from .exceptions import OptionError
+
+
+class _Headers:
+    """The one method http.cookiejar asks of a response: info(), a message with its Set-Cookie headers."""
+
+    def __init__(self, set_cookies: list[str]) -> None:
+        self._message = email.message.Message()
+        for value in set_cookies:
+            self._message["Set-Cookie"] = value  # appends: a message keeps repeated headers
+
+    def info(self) -> email.message.Message:
+        return self._message
+
+
+class Cookies:
+    """Domain, path, secure and expiry rules are http.cookiejar's, so a cookie goes only to the hosts it is for."""
+
+    def __init__(self, path: str | None = None) -> None:
+        self.path = path
+        self._jar = http.cookiejar.MozillaCookieJar()
+
+    def load(self) -> None:
+        """Read the jar file if it exists (a missing file is an empty jar, written at the end)."""
+        if self.path is None:
+            return
+        # Say now, not after the run, when the jar can't be written at the end.
+        if not os.access(self.path if os.path.exists(self.path) else os.path.dirname(self.path) or ".", os.W_OK):
+            raise OptionError("cookie_jar", f"{self.path}: can't write here")
+        if not os.path.exists(self.path):
+            return
+        try:
+            self._jar.load(self.path, ignore_discard=True, ignore_expires=True)
+        except (OSError, http.cookiejar.LoadError, UnicodeDecodeError) as e:
+            raise OptionError("cookie_jar", f"{self.path}: can't read a Netscape cookies.txt: {_why(e)}") from None
+        for cookie in self._jar:
+            if cookie.expires == 0:  # curl writes session cookies with expiry 0
+                cookie.expires, cookie.discard = None, True
+        self._jar.clear_expired_cookies()
+
+    def save(self) -> None:
+        if self.path is None:
+            return
+        try:
+            self._jar.save(self.path, ignore_discard=True)
+        except OSError as e:
+            raise OptionError("cookie_jar", f"{self.path}: can't write: {_why(e)}") from None
+
+    def header(self, url: str) -> str | None:
+        """The Cookie header for a request to url, or None."""
+        if not len(self._jar):
+            return None
+        request = urllib.request.Request(url)
+        self._jar.add_cookie_header(request)
+        return request.get_header("Cookie")
+
+    def store(self, url: str, set_cookies: list[str]) -> None:
+        """Keep the cookies a response from url set."""
+        if set_cookies:
+            self._jar.extract_cookies(_Headers(set_cookies), urllib.request.Request(url))  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self._jar)
+
+
+def _why(e: BaseException) -> str:
+    return e.strerror.lower() if isinstance(e, OSError) and e.strerror else str(e)
