@@ -56,6 +56,12 @@ def test_bad_flag_and_bad_value_are_usage_errors() -> None:
     assert r.returncode == 1 and "--exclude" in r.stderr
 
 
+def test_unwritable_output_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n")
+    r = run("--output", str(tmp_path / "no" / "such" / "dir.json"), str(tmp_path / "a.md"))
+    assert r.returncode == 1 and "--output" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_no_inputs_is_a_usage_error() -> None:
     r = run()
     assert r.returncode == 1 and "no inputs" in r.stderr

@@ -171,7 +171,7 @@ def _main(ns: argparse.Namespace) -> int:
         summary_only=settings.summary_only,
     )
     inputs = _inputs(args, files_from, settings)
-    out: IO[str] = open(settings.output, "w", encoding="utf-8") if settings.output else sys.stdout  # noqa: SIM115
+    out = _open_output(settings.output)
     try:
         return run_loop(_run(settings, inputs, reporter, out))
     finally:
@@ -244,6 +244,18 @@ def format_host_stats(stats: dict[str, Any]) -> str:
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         for r in rows
     )
+
+
+def _open_output(path: str | None) -> IO[str]:
+    """The report's destination, opened before the run so a bad path fails at once, not after the work."""
+    if path is None:
+        return sys.stdout
+    from .exceptions import UsageError
+
+    try:
+        return open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by the caller)
+    except OSError as e:
+        raise UsageError(f"--output {path}: can't write: {(e.strerror or str(e)).lower()}") from None
 
 
 def _use_color(output: str | None) -> bool:
