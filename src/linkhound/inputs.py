@@ -137,7 +137,7 @@ def _walk(
     for entry in entries:
         if not hidden and entry.name.startswith("."):
             continue
-        is_dir = entry.is_dir()
+        is_dir = entry.is_dir(follow_symlinks=False)  # a symlinked folder may loop back: not walked
         if specs and _ignored(entry.path, is_dir, specs) or excluded_path(entry.path, exclude, is_dir):
             continue
         if is_dir:
