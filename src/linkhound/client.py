@@ -105,6 +105,10 @@ class HttpClient:
         self._resolver: AbstractResolver | None = None
         self._cookies = Cookies(options.cookie_jar)
         self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in _CREDENTIAL_HEADERS}
+        # HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once per run (a thread-pool lookup per request otherwise)
+        self._proxies = {k: v for k, v in urllib.request.getproxies_environment().items() if k in ("http", "https")}
+        self._no_proxy = urllib.request.getproxies_environment().get("no", "")
+        self._proxy_cache: dict[str, str | None] = {}
 
     async def __aenter__(self) -> HttpClient:
         o = self._options
@@ -123,7 +127,7 @@ class HttpClient:
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=o.timeout),
             headers={"User-Agent": o.user_agent, **plain},
-            trust_env=True,  # HTTP_PROXY, HTTPS_PROXY, NO_PROXY
+            trust_env=False,  # proxies are read once, in _proxy_for: aiohttp would re-read them per request
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are decided per hop, in _headers_for
             max_field_size=16 * 1024,
         )
@@ -180,7 +184,11 @@ class HttpClient:
         try:
             self._options.addresses.check_literal(hostname_of(url))
             resp = await self._session.request(
-                method, url, allow_redirects=False, headers=self._headers_for(url, origin_host)
+                method,
+                url,
+                allow_redirects=False,
+                headers=self._headers_for(url, origin_host),
+                proxy=self._proxy_for(url) if self._proxies else None,
             )
         except AddressExcluded as e:
             raise e.via(chain) from None
@@ -190,6 +198,16 @@ class HttpClient:
             raise
         self._cookies.store(url, resp.headers.getall("Set-Cookie", []))
         return resp
+
+    def _proxy_for(self, url: str) -> str | None:
+        scheme_host = url[: url.find("/", url.find("//") + 2)] if url.count("/") > 2 else url
+        if scheme_host not in self._proxy_cache:
+            proxy = self._proxies.get(url.split(":", 1)[0].lower())
+            bypass = self._no_proxy and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
+                hostname_of(url), {"no": self._no_proxy}
+            )
+            self._proxy_cache[scheme_host] = None if bypass else proxy
+        return self._proxy_cache[scheme_host]
 
     def _headers_for(self, url: str, origin_host: str) -> CIMultiDict[str] | None:
         """The headers of one hop, decided by that hop's URL: its host's headers, the --basic-auth whose

@@ -14,7 +14,7 @@ from .frontier import Added, Frontier
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import Input
 from .ledger import Ledger, Target
-from .links import LinkRules
+from .links import LinkRules, Resolved
 from .local import check_file, check_mailto, file_url_to_path, read_document
 from .robots import Robots
 from .scheduler import Scheduler
@@ -24,13 +24,10 @@ from .summary import Report
 from .types import Event, Extraction, Link, Page, RawLink, Reference, Result
 from .urls import (
     Scope,
-    canonical_key,
     host_of,
     looks_like_asset,
     looks_like_trap,
     resolve,
-    scheme_of,
-    split_fragment,
 )
 from .version import user_agent
 
@@ -151,7 +148,8 @@ class Engine:
         )
         for inp in inputs:
             if inp.is_url:
-                self._add(RawLink(inp.location, "input", "", 0, 0), "", _INPUT, depth=0, follow=True, seed=True)
+                seed = RawLink(inp.location, "input", "", 0, 0)
+                self._add(seed, self._rules.resolver("", False), _INPUT, depth=0, follow=True, seed=True)
             else:
                 self._read_local(inp)
 
@@ -162,8 +160,10 @@ class Engine:
         if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
             self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
         self._page(inp.location, 0, extraction, followed=False)
+        local = inp.path is not None
+        resolve_link = self._rules.resolver(extraction.base, local)
         for raw in extraction.links:
-            self._add(raw, extraction.base, inp.location, depth=1, follow=False, local=inp.path is not None)
+            self._add(raw, resolve_link, inp.location, depth=1, follow=False, local=local)
 
     def _follow(self, link: Link, outcome: Outcome, extraction: Extraction) -> None:
         response = outcome.response
@@ -177,8 +177,9 @@ class Engine:
         depth = here if is_sitemap else here + 1
         self._page(final, here, extraction, followed=follow)
         keep = self._ledger.target(link.key).children if follow and self.settings.max_depth is not None else None
+        resolve_link = self._rules.resolver(extraction.base, False)
         for raw in extraction.links:
-            key = self._add(raw, extraction.base, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
+            key = self._add(raw, resolve_link, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
             if keep is not None and key is not None:
                 keep.append(key)
 
@@ -190,7 +191,7 @@ class Engine:
     def _add(
         self,
         raw: RawLink,
-        base: str,
+        resolve_link: Callable[[str], Resolved | None],
         source: str,
         depth: int,
         follow: bool,
@@ -202,13 +203,11 @@ class Engine:
         Returns the key of an http(s) target, None for others.
         """
         ref = Reference(source, raw.line, raw.column, raw.element, raw.attribute, raw.text)
-        url = self._rules.resolve(raw.text, base, local)
-        if url is None:
+        resolved = resolve_link(raw.text)
+        if resolved is None:
             self._ledger.immediate("invalid:" + raw.text, raw.text, ref, Status.BROKEN, "invalid URL")
             return None
-        target_url, fragment = split_fragment(url)
-        key = canonical_key(target_url)
-        scheme = scheme_of(target_url)
+        target_url, key, fragment, scheme = resolved
         check_fragment = fragment is not None and self._rules.check_fragments(local)
         target = self._ledger.get(key)
         if target is not None:
@@ -239,7 +238,7 @@ class Engine:
         target.crawl = crawl
         if crawl and self._robots is not None:
             self._read_robots_first(target_url)
-        self._frontier.add(Link(target_url, key, depth, crawl))
+        self._frontier.add(Link(target_url, key, depth, crawl, host_of(target_url)))
         return key
 
     def _should_crawl(self, url: str, depth: int, follow: bool) -> bool:

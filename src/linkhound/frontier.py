@@ -81,7 +81,7 @@ class Frontier:
         self.unfinished -= 1
 
     def _push(self, link: Link) -> None:
-        host = host_of(link.url)
+        host = link.host or host_of(link.url)
         queue = self._queues.get(host)
         if queue is None:
             queue = self._queues[host] = []

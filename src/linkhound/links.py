@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .filters import AddressExcluded, AddressFilter
 from .settings import Remap, Settings
 from .status import Status
-from .urls import hostname_of, remap, resolve
+from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_fragment
 
 KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})
+_CACHE_MAX = 200_000
+_MISS = object()
+
+
+class Resolved(NamedTuple):
+    """A link resolved and keyed: what the engine needs to dedup and queue it."""
+
+    url: str  # absolute, fragment removed
+    key: str  # canonical_key(url)
+    fragment: str | None
+    scheme: str
 
 
 @dataclass(frozen=True)
@@ -26,6 +39,7 @@ class LinkRules:
     root_dir: str | None
     base_url: str | None
     addresses: AddressFilter = field(default_factory=AddressFilter)  # hosts resolved later: the client's job
+    _cache: dict[str, Resolved | None] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_settings(cls, s: Settings) -> LinkRules:
@@ -65,6 +79,47 @@ class LinkRules:
         if url is not None and self.remaps:
             url = remap(url, self.remaps)
         return url
+
+    def resolver(self, base: str, local: bool) -> Callable[[str], Resolved | None]:
+        """resolve_link for the links of one document, with a cache shared by all documents of the run.
+
+        Most links repeat from page to page (navigation, footers), and a link's target depends only on the
+        base's origin (for "/x"), its folder (for "x", "../x", "//h/x"), or nothing (for "https://..."); the
+        cache keys by just that much, so a nav link is joined and keyed once per folder, not once per page.
+        """
+        head = base.split("#", 1)[0].split("?", 1)[0]
+        folder = head[: head.rfind("/") + 1]
+        slash = head.find("/", head.find("//") + 2) if "//" in head else -1
+        origin = head[:slash] if slash > 0 else head
+        if slash < 0:  # no path at all: nothing safe to share
+            return lambda text: self._resolve_link(text, base, local)
+        flag = "L" if local else "R"
+        cache = self._cache
+
+        def resolve_link(text: str) -> Resolved | None:
+            if text.startswith(("http://", "https://")):
+                ck = text
+            elif text.startswith("/") and not text.startswith("//"):
+                ck = f"{flag}{origin}\0{text}"
+            elif not text or text[0] in "?#":
+                return self._resolve_link(text, base, local)
+            else:
+                ck = f"{flag}{folder}\0{text}"
+            hit = cache.get(ck, _MISS)
+            if hit is _MISS:
+                if len(cache) > _CACHE_MAX:
+                    cache.clear()
+                hit = cache[ck] = self._resolve_link(text, base, local)
+            return hit  # type: ignore[return-value]
+
+        return resolve_link
+
+    def _resolve_link(self, text: str, base: str, local: bool) -> Resolved | None:
+        url = self.resolve(text, base, local)
+        if url is None:
+            return None
+        target, fragment = split_fragment(url)
+        return Resolved(target, canonical_key(target), fragment, scheme_of(target))
 
     def skip(self, url: str, scheme: str) -> tuple[Status, str] | None:
         """Why a link is not checked, or None to check it. Include patterns win over exclude patterns."""

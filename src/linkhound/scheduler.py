@@ -69,7 +69,7 @@ class Scheduler:
 
     def done(self, link: Link) -> None:
         """A link taken from next() is finished (its children already added)."""
-        host = host_of(link.url)
+        host = link.host or host_of(link.url)
         self._pool.release(host)
         self._free += 1
         self._frontier.done(link)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .status import Status
 
 
-@dataclass(frozen=True, slots=True)
-class RawLink:
-    """A link as an extractor found it: text as written (entities decoded), not yet resolved."""
+class RawLink(NamedTuple):
+    """A link as an extractor found it: text as written (entities decoded), not yet resolved.
+
+    RawLink and Reference are made once per link occurrence (600k in a 10k-page crawl): immutable named
+    tuples, which build about 4x faster than frozen dataclasses.
+    """
 
     text: str
     element: str  # tag name, or "markdown"/"text"/"css"
@@ -29,8 +33,7 @@ class Extraction:
     nofollow: bool = False  # <meta name=robots content=nofollow>
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(NamedTuple):
     """One place that uses a link: a file position or a page URL, and the element there."""
 
     source: str  # file path as given, or page URL
@@ -52,6 +55,7 @@ class Link:
     key: str  # canonical key: two links with the same key are one request
     depth: int  # shortest known number of link hops from a seed
     crawl: bool  # a page: fetch with GET, extract and follow its links
+    host: str = ""  # host[:port], the HostPool's key (computed once, when the link is made)
 
 
 @dataclass(frozen=True, slots=True)
