@@ -200,10 +200,10 @@ async def _run(settings: Any, inputs: list[Any], reporter: Any, out: IO[str]) ->
     with progress:
         progress.attach(engine)
         report = await engine.run(inputs)
-    text = reporter.finish(report)
     if report.summary.interrupted:
         print("linkhound: interrupted: the report covers what was checked before Ctrl+C", file=sys.stderr)
-    out.write(text)
+    for chunk in reporter.chunks(report):
+        out.write(chunk)
     out.flush()
     if settings.host_stats:
         print(format_host_stats(engine.host_stats()), file=sys.stderr)

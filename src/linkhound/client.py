@@ -213,6 +213,8 @@ class HttpClient:
         """The headers of one hop, decided by that hop's URL: its host's headers, the --basic-auth whose
         pattern finds it, its cookies. --header credentials go only to the host of the link itself."""
         o = self._options
+        if not (self._credential_headers or o.host_headers or o.credentials or len(self._cookies)):
+            return None  # the common case: nothing depends on the hop
         host = host_of(url).lower()
         out: CIMultiDict[str] = CIMultiDict()
         if host == origin_host:

@@ -37,6 +37,7 @@ _PARSABLE = frozenset(
      "application/octet-stream", "application/gzip", "application/x-gzip"}
 )
 _INPUT = "(input)"
+_NO_REF = Reference("", 0, 0, "", "", "")
 MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
@@ -307,7 +308,7 @@ class Engine:
 
     async def _robots_refusal(self, link: Link, target: Target) -> Result | None:
         """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
-        if self._robots is None or not link.crawl or target.refs[0][0].source == _INPUT:
+        if self._robots is None or not link.crawl or (target.refs or [_NO_REF])[0].source == _INPUT:
             return None
         allowed, why = await self._robots.allowed(link.url)
         return None if allowed else Result(link.url, Status.SKIPPED, None, why, depth=link.depth)
@@ -325,7 +326,7 @@ class Engine:
         if kind is None:
             return None
         extraction = extract(response.body, response.url, kind, include_code=self.settings.include_code)
-        if target.fragments or self._keep_anchors:
+        if target.fragment_refs or self._keep_anchors:
             target.anchors = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
         if not link.crawl or response.url != link.url and not self._scope.contains(response.url):
             return None  # a leaf, or a redirect out of scope: its links are not ours to check
@@ -354,7 +355,7 @@ class Engine:
         """A target checked with HEAD, whose anchors some link needs, is fetched once more with GET."""
         if (
             target.result is not None
-            and target.fragments
+            and target.fragment_refs
             and target.anchors is None
             and not target.refetched
             and target.result.status.is_ok

@@ -16,7 +16,7 @@ class Target:
 
     __slots__ = (
         "key", "url", "depth", "crawl", "want_body", "refetched", "children",
-        "refs", "fragments", "result", "anchors", "load_anchors", "broken_fragments",
+        "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments",
     )
 
     def __init__(self, key: str, url: str, depth: int) -> None:
@@ -27,8 +27,8 @@ class Target:
         self.want_body = False
         self.refetched = False
         self.children: list[str] = []  # keys of the pages it links to (kept with --max-depth, for shorter paths)
-        self.refs: list[tuple[Reference, str | None]] = []  # (reference, fragment it asks for)
-        self.fragments: set[str] = set()
+        self.refs: list[Reference] = []  # references that ask for no fragment (or one not checked)
+        self.fragment_refs: dict[str, list[Reference]] = {}  # fragment -> the references that ask for it
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
@@ -56,11 +56,16 @@ class Ledger:
         return target
 
     def refer(self, target: Target, ref: Reference, fragment: str | None) -> None:
-        target.refs.append((ref, fragment))
-        if fragment is not None and fragment not in target.fragments:
-            target.fragments.add(fragment)
-            if target.result is not None:
-                self._check_fragment(target, fragment)
+        if fragment is None:
+            target.refs.append(ref)
+            return
+        refs = target.fragment_refs.get(fragment)
+        if refs is not None:
+            refs.append(ref)
+            return
+        target.fragment_refs[fragment] = [ref]
+        if target.result is not None:
+            self._check_fragment(target, fragment)
 
     def immediate(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
         """A target decided without a request (excluded, unsupported, mailto, invalid)."""
@@ -77,8 +82,8 @@ class Ledger:
             target.result = result
         if first:
             self._done.append(target)
-            self._emit(dataclasses.replace(result, references=tuple(r for r, _ in target.refs)))
-        for fragment in sorted(target.fragments):
+            self._emit(dataclasses.replace(result, references=self._all_refs(target)))
+        for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
 
     def _check_fragment(self, target: Target, fragment: str) -> None:
@@ -102,7 +107,17 @@ class Ledger:
 
     @staticmethod
     def _refs(target: Target, fragment: str) -> tuple[Reference, ...]:
-        return tuple(r for r, f in target.refs if f == fragment)
+        return tuple(target.fragment_refs[fragment])
+
+    @staticmethod
+    def _all_refs(target: Target, leave_out: dict[str, Result] | None = None) -> tuple[Reference, ...]:
+        if not target.fragment_refs:
+            return tuple(target.refs)
+        refs = list(target.refs)
+        for fragment, more in target.fragment_refs.items():
+            if not leave_out or fragment not in leave_out:
+                refs.extend(more)
+        return tuple(refs)
 
     def results(self) -> tuple[Result, ...]:
         """Final results with every reference: a broken fragment's references move to its own result."""
@@ -110,8 +125,7 @@ class Ledger:
         for t in self._done:
             assert t.result is not None
             broken = t.broken_fragments if t.result.status.is_ok else {}
-            refs = tuple(r for r, f in t.refs if f not in broken)
-            out.append(dataclasses.replace(t.result, references=refs))
+            out.append(dataclasses.replace(t.result, references=self._all_refs(t, broken)))
             for fragment in sorted(broken):
                 out.append(dataclasses.replace(broken[fragment], references=self._refs(t, fragment)))
         return tuple(out)

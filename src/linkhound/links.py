@@ -127,8 +127,8 @@ class LinkRules:
             return Status.UNSUPPORTED, f"{scheme}: links are not checked"
         if scheme not in self.schemes:
             return Status.EXCLUDED, f"scheme {scheme} not in --scheme"
-        included = any(p.search(url) for p in self.include)
-        if not included:
+        included = bool(self.include) and any(p.search(url) for p in self.include)
+        if not included and (self.include or self.exclude):
             if self.include and not self.exclude:
                 return Status.EXCLUDED, "not matched by --include"
             if any(p.search(url) for p in self.exclude):

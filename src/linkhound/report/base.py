@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Protocol
 
 from ..summary import Report
@@ -19,9 +20,19 @@ class Reporter(Protocol):
         """Called once at the end with every result and its final references; returns the rest."""
         ...
 
+    def chunks(self, report: Report) -> Iterator[str]:
+        """finish(report) in pieces, so a huge report is written without holding it all in memory."""
+        ...
+
 
 class WholeReport:
     """A format that needs the whole run before it can write anything."""
 
     def result(self, result: Result) -> str | None:
         return None
+
+    def finish(self, report: Report) -> str:
+        return "".join(self.chunks(report))
+
+    def chunks(self, report: Report) -> Iterator[str]:
+        yield self.finish(report)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+
 from ..summary import Report
 from . import common
 from .base import WholeReport
@@ -15,13 +17,29 @@ class JsonReport(WholeReport):
     def __init__(self, *, summary_only: bool = False) -> None:
         self.summary_only = summary_only
 
-    def finish(self, report: Report) -> str:
+    def chunks(self, report: Report) -> Iterator[str]:
+        """The document a record at a time: the same text as one dumps() of the whole, in bounded memory."""
         doc: Record = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "linkhound", "version": common.tool_version()},
             "summary": summary_record(report.summary),
         }
-        if not self.summary_only:
-            doc["results"] = [result_record(r) for r in by_url(report.results)]
-            doc["pages"] = [page_record(p) for p in sorted(report.pages, key=lambda p: (p.depth, p.url))]
-        return dumps(doc, pretty=True) + "\n"
+        if self.summary_only:
+            yield dumps(doc, pretty=True) + "\n"
+            return
+        head = dumps(doc, pretty=True)
+        yield head[: head.rindex("\n}")] + ","
+        yield from _array("results", (result_record(r) for r in by_url(report.results)), last=False)
+        pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
+        yield from _array("pages", (page_record(p) for p in pages), last=True)
+        yield "\n}\n"
+
+
+def _array(name: str, records: Iterable[Record], last: bool) -> Iterator[str]:
+    """'"name": [...]' as dumps(..., pretty=True) writes it one level down, one record at a time."""
+    yield f'\n  "{name}": ['
+    empty = True
+    for record in records:
+        yield ("\n    " if empty else ",\n    ") + dumps(record, pretty=True).replace("\n", "\n    ")
+        empty = False
+    yield ("]" if empty else "\n  ]") + ("" if last else ",")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from ..summary import Report
 from ..types import Result
 from .records import SCHEMA_VERSION, dumps, result_record, summary_record
@@ -21,3 +23,6 @@ class JsonLines:
     def finish(self, report: Report) -> str:
         line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
         return dumps(line) + "\n"
+
+    def chunks(self, report: Report) -> Iterator[str]:
+        yield self.finish(report)
