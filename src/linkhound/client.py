@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDict, CIMultiDictProxy
@@ -185,7 +186,8 @@ class HttpClient:
             self._options.addresses.check_literal(hostname_of(url))
             resp = await self._session.request(
                 method,
-                url,
+                # already serialized by the WHATWG parser, as a browser sends it: yarl needn't encode it again
+                yarl.URL(url, encoded=True),
                 allow_redirects=False,
                 headers=self._headers_for(url, origin_host),
                 proxy=self._proxy_for(url) if self._proxies else None,
@@ -213,7 +215,7 @@ class HttpClient:
         """The headers of one hop, decided by that hop's URL: its host's headers, the --basic-auth whose
         pattern finds it, its cookies. --header credentials go only to the host of the link itself."""
         o = self._options
-        if not (self._credential_headers or o.host_headers or o.credentials or len(self._cookies)):
+        if not (self._credential_headers or o.host_headers or o.credentials or self._cookies.any):
             return None  # the common case: nothing depends on the hop
         host = host_of(url).lower()
         out: CIMultiDict[str] = CIMultiDict()

@@ -29,6 +29,7 @@ class Cookies:
     def __init__(self, path: str | None = None) -> None:
         self.path = path
         self._jar = http.cookiejar.MozillaCookieJar()
+        self.any = False  # whether the jar ever held a cookie: len(jar) walks every cookie, per request
 
     def load(self) -> None:
         """Read the jar file if it exists (a missing file is an empty jar, written at the end)."""
@@ -47,6 +48,7 @@ class Cookies:
             if cookie.expires == 0:  # curl writes session cookies with expiry 0
                 cookie.expires, cookie.discard = None, True
         self._jar.clear_expired_cookies()
+        self.any = len(self._jar) > 0
 
     def save(self) -> None:
         if self.path is None:
@@ -58,7 +60,7 @@ class Cookies:
 
     def header(self, url: str) -> str | None:
         """The Cookie header for a request to url, or None."""
-        if not len(self._jar):
+        if not self.any:
             return None
         request = urllib.request.Request(url)
         self._jar.add_cookie_header(request)
@@ -68,6 +70,7 @@ class Cookies:
         """Keep the cookies a response from url set."""
         if set_cookies:
             self._jar.extract_cookies(_Headers(set_cookies), urllib.request.Request(url))  # type: ignore[arg-type]
+            self.any = self.any or len(self._jar) > 0
 
     def __len__(self) -> int:
         return len(self._jar)
