@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from linkhound import Page, Result, Status
+from linkhound import Page, Result, Status, page_parser
 from server import Handler, Site, SiteFactory, html
 
 
@@ -63,13 +63,15 @@ def referrers(result: Result) -> set[str]:
     return {r.source for r in result.references}
 
 
+@pytest.mark.parametrize("workers", [0, 1])
 async def test_crawl_requests_each_url_once_and_reports_every_referrer(
-    site: Site, make_site: SiteFactory
+    workers: int, site: Site, make_site: SiteFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = await make_site("127.0.0.2")
     expected = build_site(site, other, 300, random.Random(1))
+    monkeypatch.setattr(page_parser, "WARMUP_PAGES", 0)  # with workers=1, every page goes to the worker
 
-    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0, workers=workers)
 
     seen = site.counts()
     assert all(n == 1 for n in seen.values()), [k for k, n in seen.items() if n > 1]

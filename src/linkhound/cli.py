@@ -112,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="cookies.txt (Netscape format) read at the start and written at the end")
     g.add_argument("--insecure", **_ON_OFF, help="don't verify TLS certificates")
     g.add_argument("--max-body-size", type=int, metavar="BYTES", help="largest page body read (default 20 MiB)")
+    g.add_argument("--workers", type=int, metavar="N",
+                   help="processes that parse pages (default: 1 with 2+ cores; 0 parses in the main process)")
     g.add_argument("--host-config", metavar="FILE", help='TOML file of [hosts."name"] limits and headers')
     g.add_argument("--host-stats", **_ON_OFF, help="print per-host request statistics")
 
@@ -222,6 +224,7 @@ def _install_sigint(engine: Any, progress: Any) -> None:
         nonlocal presses
         presses += 1
         if presses > 1:
+            engine.kill()
             os._exit(EXIT_INTERRUPTED)
         progress.stop()
         print("linkhound: stopping: finishing requests in flight (Ctrl+C again to quit now)", file=sys.stderr)

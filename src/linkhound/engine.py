@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from .checker import CheckPolicy, HttpChecker, Outcome
 from .client import ClientOptions, HttpClient
-from .extract import Kind, extract, kind_for_path, kind_for_response
+from .extract import Kind, extract, kind_for_path
 from .fragments import Anchors
 from .frontier import Added, Frontier
 from .host_pool import HostLimits, HostPool, HostStats
@@ -16,12 +16,13 @@ from .inputs import Input
 from .ledger import Ledger, Target
 from .links import LinkRules, Resolved
 from .local import check_file, check_mailto, file_url_to_path, read_document
+from .page_parser import PageParser, ParsedPage
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
 from .status import Status
 from .summary import Report
-from .types import Event, Extraction, Link, Page, RawLink, Reference, Result
+from .types import Event, Link, Page, RawLink, Reference, Result
 from .urls import (
     Scope,
     host_of,
@@ -83,6 +84,7 @@ class Engine:
         self._robots = Robots(self._client, self._pool) if settings.robots and settings.recursive else None
         self._robots_read: set[str] = set()
         self._rules = LinkRules.from_settings(settings)
+        self._parser = PageParser(self._rules, settings.include_code, settings.parse_workers)
         self._keep_anchors = self._rules.check_fragments(local=False)  # later links may need them
         self._ledger = Ledger(self._emit)
         self._scope = Scope((), frozenset())
@@ -98,11 +100,14 @@ class Engine:
 
     async def run(self, inputs: list[Input]) -> Report:
         started = time.monotonic()
-        async with self._client:
-            self._seed(inputs)
-            while (link := await self._scheduler.next()) is not None:
-                self._spawn(self._visit(link))
-            await self._drain()
+        try:
+            async with self._client:
+                self._seed(inputs)
+                while (link := await self._scheduler.next()) is not None:
+                    self._spawn(self._visit(link))
+                await self._drain()
+        finally:
+            await self._parser.close()
         return self._ledger.report(
             tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
         )
@@ -113,6 +118,10 @@ class Engine:
     def known(self) -> int:
         """Targets found so far (checked or not): the progress bar's total."""
         return len(self._ledger)
+
+    def kill(self) -> None:
+        """The second Ctrl+C, just before the process exits: end the parsing workers too."""
+        self._parser.kill()
 
     def stop(self) -> None:
         """First Ctrl+C: take no new work; in-flight requests finish or time out."""
@@ -127,9 +136,9 @@ class Engine:
                 self._ledger.checked(target, refusal)
                 return
             outcome = await self._fetch(link, target)
-            extraction = self._parse(link, target, outcome)
-            if extraction is not None:
-                self._follow(link, outcome, extraction)  # the back edge: children first ...
+            page = await self._parse(link, target, outcome)
+            if page is not None:
+                self._follow(link, outcome, page)  # the back edge: children first ...
             self._ledger.checked(target, self._result(link, outcome))
             self._maybe_refetch(target)
         except Exception as e:  # a bug must not end the run: the link gets an error result
@@ -149,8 +158,9 @@ class Engine:
         )
         for inp in inputs:
             if inp.is_url:
-                seed = RawLink(inp.location, "input", "", 0, 0)
-                self._add(seed, self._rules.resolver("", False), _INPUT, depth=0, follow=True, seed=True)
+                named = RawLink(inp.location, "input", "", 0, 0)
+                resolved = self._rules.resolver("", False)(named.text)
+                self._add(named, resolved, _INPUT, depth=0, follow=True, seed=True)
             else:
                 self._read_local(inp)
 
@@ -160,39 +170,38 @@ class Engine:
         extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
         if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
             self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
-        self._page(inp.location, 0, extraction, followed=False)
+        self._page(inp.location, 0, len(extraction.links), followed=False)
         local = inp.path is not None
         resolve_link = self._rules.resolver(extraction.base, local)
         for raw in extraction.links:
-            self._add(raw, resolve_link, inp.location, depth=1, follow=False, local=local)
+            self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
 
-    def _follow(self, link: Link, outcome: Outcome, extraction: Extraction) -> None:
+    def _follow(self, link: Link, outcome: Outcome, page: ParsedPage) -> None:
         response = outcome.response
-        nofollow = extraction.nofollow or (
+        nofollow = page.nofollow or (
             response is not None and "nofollow" in response.headers.get("X-Robots-Tag", "").lower()
         )
         final = response.url if response is not None else link.url
         follow = self.settings.recursive and not nofollow and (final == link.url or self._scope.contains(final))
-        is_sitemap = bool(extraction.links) and extraction.links[0].element == "loc"
+        is_sitemap = page.kind is Kind.SITEMAP
         here = self._frontier.depth(link.key) or 0  # may be shorter than when the link was queued
         depth = here if is_sitemap else here + 1
-        self._page(final, here, extraction, followed=follow)
+        self._page(final, here, len(page.links), followed=follow)
         keep = self._ledger.target(link.key).children if follow and self.settings.max_depth is not None else None
-        resolve_link = self._rules.resolver(extraction.base, False)
-        for raw in extraction.links:
-            key = self._add(raw, resolve_link, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
+        for raw, resolved in page.links:
+            key = self._add(raw, resolved, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
             if keep is not None and key is not None:
                 keep.append(key)
 
-    def _page(self, url: str, depth: int, extraction: Extraction, followed: bool) -> None:
-        page = Page(url, depth, len(extraction.links), followed)
+    def _page(self, url: str, depth: int, links: int, followed: bool) -> None:
+        page = Page(url, depth, links, followed)
         self._pages.append(page)
         self._emit(page)
 
     def _add(
         self,
         raw: RawLink,
-        resolve_link: Callable[[str], Resolved | None],
+        resolved: Resolved | None,
         source: str,
         depth: int,
         follow: bool,
@@ -204,7 +213,6 @@ class Engine:
         Returns the key of an http(s) target, None for others.
         """
         ref = Reference(source, raw.line, raw.column, raw.element, raw.attribute, raw.text)
-        resolved = resolve_link(raw.text)
         if resolved is None:
             self._ledger.immediate("invalid:" + raw.text, raw.text, ref, Status.BROKEN, "invalid URL")
             return None
@@ -318,19 +326,18 @@ class Engine:
         method = "GET" if want or self.settings.method == "get" else "HEAD"
         return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE)
 
-    def _parse(self, link: Link, target: Target, outcome: Outcome) -> Extraction | None:
+    async def _parse(self, link: Link, target: Target, outcome: Outcome) -> ParsedPage | None:
         response = outcome.response
         if response is None or response.body is None or not outcome.status.is_ok:
             return None
-        kind = kind_for_response(response.content_type, response.body, response.url)
-        if kind is None:
+        page = await self._parser.parse(response.body, response.url, response.content_type)
+        if page is None:
             return None
-        extraction = extract(response.body, response.url, kind, include_code=self.settings.include_code)
         if target.fragment_refs or self._keep_anchors:
-            target.anchors = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
+            target.anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
         if not link.crawl or response.url != link.url and not self._scope.contains(response.url):
             return None  # a leaf, or a redirect out of scope: its links are not ours to check
-        return extraction
+        return page
 
     def _result(self, link: Link, outcome: Outcome) -> Result:
         response = outcome.response

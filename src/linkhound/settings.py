@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -163,6 +164,7 @@ class Settings:
     host_config: str | None = None  # a TOML file of [hosts."name"] tables
     hosts: dict[str, Any] = field(default_factory=dict, repr=False)  # {host: {concurrency, rate, burst, headers}}
     host_stats: bool = False
+    workers: int | None = None  # processes that parse pages; None: 1 on a machine with 2+ cores, else 0
     # output
     verbose: bool = False
     progress: bool = True
@@ -185,7 +187,7 @@ class Settings:
         for name in ("retry_backoff", "max_retry_wait", "max_redirects", "max_retries"):
             if getattr(self, name) < 0:
                 raise OptionError(name, f"must not be negative, got {getattr(self, name)}")
-        for name in ("max_depth", "max_pages"):
+        for name in ("max_depth", "max_pages", "workers"):
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise OptionError(name, f"must not be negative, got {v}")
@@ -232,6 +234,13 @@ class Settings:
     def addresses(self) -> AddressFilter:
         """Which kinds of IP address are excluded (--exclude-private, -loopback, -link-local, -all-private)."""
         return self._compiled["addresses"]  # type: ignore[no-any-return]
+
+    @property
+    def parse_workers(self) -> int:
+        """Worker processes for parsing pages: as set, or one when there is a second core to use."""
+        if self.workers is not None:
+            return self.workers
+        return 1 if (os.cpu_count() or 1) > 1 else 0
 
     @property
     def host_settings(self) -> dict[str, Any]:

@@ -1,0 +1,154 @@
+"""Parse a fetched page into resolved links, in this process or in worker processes (the other cores).
+
+A crawl spends much of its CPU parsing HTML and resolving URLs. With `workers` >= 1 that work runs in
+`python -m linkhound.parse_worker` processes that talk to the event loop over their stdin and stdout, with
+no threads in this process (a ProcessPoolExecutor's feeder threads fought the loop for the GIL and gained
+nothing). The result is the same either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import pickle
+import struct
+import sys
+from typing import Any, NamedTuple
+
+from .extract import Kind, extract, kind_for_response
+from .links import LinkRules, Resolved
+from .types import RawLink
+
+_HEADER = struct.Struct("!I")
+# Pages parsed in this process before workers are started: a small run never pays for their start-up.
+WARMUP_PAGES = 50
+
+
+class ParsedPage(NamedTuple):
+    kind: Kind
+    base: str
+    anchors: frozenset[str]
+    nofollow: bool  # <meta name=robots content=nofollow>
+    links: list[tuple[RawLink, Resolved | None]]  # each link as written, and resolved (None: invalid)
+
+
+Flat = tuple[str, str, frozenset[str], bool, list[tuple[Any, ...]]]
+
+
+def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, include_code: bool) -> ParsedPage | None:
+    kind = kind_for_response(content_type, body, url)
+    if kind is None:
+        return None
+    extraction = extract(body, url, kind, include_code=include_code)
+    resolve_link = rules.resolver(extraction.base, False)
+    links = [(raw, resolve_link(raw.text)) for raw in extraction.links]
+    return ParsedPage(kind, extraction.base, extraction.anchors, extraction.nofollow, links)
+
+
+def flatten(page: ParsedPage | None) -> Flat | None:
+    """Plain tuples cross a process boundary several times faster than named tuples."""
+    if page is None:
+        return None
+    links = [(*raw, *resolved) if resolved is not None else tuple(raw) for raw, resolved in page.links]
+    return page.kind.value, page.base, page.anchors, page.nofollow, links
+
+
+def unflatten(flat: Flat | None) -> ParsedPage | None:
+    if flat is None:
+        return None
+    kind, base, anchors, nofollow, rows = flat
+    links = [(RawLink._make(row[:6]), Resolved._make(row[6:]) if len(row) > 6 else None) for row in rows]
+    return ParsedPage(Kind(kind), base, anchors, nofollow, links)
+
+
+def frame(obj: object) -> bytes:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return _HEADER.pack(len(data)) + data
+
+
+async def read_frame(reader: asyncio.StreamReader) -> Any:
+    size = _HEADER.unpack(await reader.readexactly(_HEADER.size))[0]
+    return pickle.loads(await reader.readexactly(size))
+
+
+class _Worker:
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.pending: dict[int, asyncio.Future[Flat | None]] = {}
+        self.reader_task: asyncio.Task[None] | None = None
+
+    async def read_results(self) -> None:
+        assert self.process.stdout is not None
+        try:
+            while True:
+                request_id, flat = await read_frame(self.process.stdout)
+                future = self.pending.pop(request_id, None)
+                if future is not None and not future.done():
+                    future.set_result(flat)
+        except (asyncio.IncompleteReadError, ConnectionError, EOFError) as e:
+            for future in self.pending.values():
+                if not future.done():
+                    future.set_exception(RuntimeError(f"parse worker stopped: {e!r}"))
+            self.pending.clear()
+
+
+class PageParser:
+    def __init__(self, rules: LinkRules, include_code: bool, workers: int) -> None:
+        self._rules = rules
+        self._include_code = include_code
+        self._want = workers
+        self._workers: list[_Worker] = []
+        self._ids = itertools.count()
+        self._starting: asyncio.Future[None] | None = None
+        self._parsed = 0
+        self.in_workers = 0  # pages parsed by workers so far
+
+    async def parse(self, body: bytes, url: str, content_type: str) -> ParsedPage | None:
+        self._parsed += 1
+        if self._want < 1 or self._parsed <= WARMUP_PAGES or not self._started():
+            return parse_page(self._rules, body, url, content_type, self._include_code)
+        self.in_workers += 1
+        worker = min(self._workers, key=lambda w: len(w.pending))
+        request_id = next(self._ids)
+        future: asyncio.Future[Flat | None] = asyncio.get_running_loop().create_future()
+        worker.pending[request_id] = future
+        stdin = worker.process.stdin
+        assert stdin is not None
+        stdin.write(frame((request_id, body, url, content_type)))
+        return unflatten(await future)
+
+    def _started(self) -> bool:
+        """Whether the workers are up; the first call starts them, and pages are parsed here meanwhile."""
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(self._spawn())
+        return self._starting.done() and self._starting.exception() is None and bool(self._workers)
+
+    async def _spawn(self) -> None:
+        for _ in range(self._want):
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "linkhound.parse_worker",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            )
+            assert process.stdin is not None
+            process.stdin.write(frame((self._rules, self._include_code)))
+            worker = _Worker(process)
+            worker.reader_task = asyncio.ensure_future(worker.read_results())
+            self._workers.append(worker)
+
+    def kill(self) -> None:
+        """The second Ctrl+C: end the workers now."""
+        for worker in self._workers:
+            if worker.process.returncode is None:
+                worker.process.kill()
+
+    async def close(self) -> None:
+        if self._starting is not None:
+            await asyncio.gather(self._starting, return_exceptions=True)
+        for worker in self._workers:
+            if worker.process.stdin is not None:
+                worker.process.stdin.close()  # the worker ends at end of input
+        for worker in self._workers:
+            await worker.process.wait()
+            if worker.reader_task is not None:
+                await worker.reader_task
+        self._workers.clear()

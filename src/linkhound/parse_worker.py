@@ -1,0 +1,39 @@
+"""`python -m linkhound.parse_worker`: parse pages sent on stdin, write their links to stdout, until EOF."""
+
+from __future__ import annotations
+
+import pickle
+import signal
+import sys
+from typing import Any
+
+from .page_parser import _HEADER, flatten, parse_page
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the parent's to handle; EOF ends this process
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+
+    def read() -> Any:
+        head = stdin.read(_HEADER.size)
+        if len(head) < _HEADER.size:
+            raise EOFError
+        return pickle.loads(stdin.read(_HEADER.unpack(head)[0]))
+
+    try:
+        rules, include_code = read()
+        while True:
+            request_id, body, url, content_type = read()
+            try:
+                result = flatten(parse_page(rules, body, url, content_type, include_code))
+            except Exception:  # a page that breaks a parser has no links; the run goes on
+                result = None
+            data = pickle.dumps((request_id, result), protocol=pickle.HIGHEST_PROTOCOL)
+            stdout.write(_HEADER.pack(len(data)) + data)
+            stdout.flush()
+    except (EOFError, BrokenPipeError, KeyboardInterrupt):
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""Pages parsed in a worker process give exactly what parsing in this process gives."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from linkhound import page_parser
+from linkhound.links import LinkRules
+from linkhound.page_parser import PageParser, parse_page
+from linkhound.settings import Settings
+
+PAGE = b"""<!doctype html><html><head><base href="/docs/"></head><body>
+<a href="a.html#x" rel="nofollow">a</a> <img srcset="i.png 1x, j.png 2x"> <a href="http://exa mple/">bad</a>
+<h2 id="sec">s</h2> <a name="old"></a> <a href="javascript:void(0)">js</a>
+</body></html>"""
+
+
+async def test_worker_parse_equals_in_process_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(page_parser, "WARMUP_PAGES", 0)
+    rules = LinkRules.from_settings(Settings())
+    expected = parse_page(rules, PAGE, "http://h.test/x/y.html", "text/html", False)
+    parser = PageParser(rules, include_code=False, workers=1)
+    try:
+        for _ in range(200):  # the first pages are parsed here while the worker starts
+            got = await asyncio.wait_for(parser.parse(PAGE, "http://h.test/x/y.html", "text/html"), 30)
+            assert got == expected
+            if parser.in_workers >= 3:
+                break
+            await asyncio.sleep(0.05)
+        assert parser.in_workers >= 3
+        assert await parser.parse(b"\\x89PNG", "http://h.test/i.png", "image/png") is None
+    finally:
+        await parser.close()
