@@ -188,7 +188,15 @@ class Engine:
         depth = here if is_sitemap else here + 1
         self._page(final, here, len(page.links), followed=follow)
         keep = self._ledger.target(link.key).children if follow and self.settings.max_depth is not None else None
+        known = self._ledger.targets
+        fragments = self._keep_anchors
         for raw, resolved in page.links:
+            if keep is None and resolved is not None and not is_sitemap:
+                # the common case, by far: a link seen before (nav, footer), at no shorter depth
+                target = known.get(resolved.key)
+                if target is not None and depth >= target.depth and (resolved.fragment is None or not fragments):
+                    target.refs.append(Reference(final, raw.line, raw.column, raw.element, raw.attribute, raw.text))
+                    continue
             key = self._add(raw, resolved, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
             if keep is not None and key is not None:
                 keep.append(key)

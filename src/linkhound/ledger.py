@@ -44,6 +44,11 @@ class Ledger:
     def __len__(self) -> int:
         return len(self._targets)
 
+    @property
+    def targets(self) -> dict[str, Target]:
+        """Every target by key (the engine's fast path for links seen before reads it)."""
+        return self._targets
+
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
 
