@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from aiohttp import web
+
 import linkhound
 from linkhound import Status
 from server import Site, html
@@ -35,6 +39,23 @@ async def test_head_checked_target_is_fetched_once_more_for_its_anchors(site: Si
     assert site.hits("/leaf", "HEAD") <= 1 and site.hits("/leaf", "GET") == 1
     broken = {r.url.removeprefix(site.base) for r in report.results if r.status.is_broken}
     assert broken == {"/leaf#zz"}
+
+
+async def test_fragment_found_while_the_head_request_is_in_flight(site: Site) -> None:
+    # /leaf answers HEAD slowly; a link with its fragment turns up meanwhile: one more GET, anchors checked
+    site.page("/", html("/leaf"))
+    site.slow("/soon", 0.1, html("/leaf#a", "/leaf#zz"))
+
+    async def leaf(request: web.Request) -> web.StreamResponse:
+        if request.method == "HEAD":
+            await asyncio.sleep(0.5)
+        return web.Response(text='<h1 id="a">A</h1>', content_type="text/html")
+
+    site.handler("/leaf", leaf)
+    report = await linkhound.check([site.url("/"), site.url("/soon")], check_fragments=True)
+    broken = {r.url.removeprefix(site.base) for r in report.results if r.status.is_broken}
+    assert broken == {"/leaf#zz"}
+    assert site.hits("/leaf", "HEAD") == 1 and site.hits("/leaf", "GET") == 1
 
 
 async def test_fragment_on_an_error_page_is_the_page_error(site: Site) -> None:

@@ -331,6 +331,7 @@ class Engine:
 
     async def _fetch(self, link: Link, target: Target) -> Outcome:
         want = target.want_body
+        target.body_asked = want  # links that want its anchors from now on may need one more GET
         method = "GET" if want or self.settings.method == "get" else "HEAD"
         return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE)
 
@@ -375,7 +376,7 @@ class Engine:
             and not target.refetched
             and target.result.status.is_ok
             and target.result.content_type in ("", "text/html", "application/xhtml+xml")
-            and not target.want_body
+            and not target.body_asked
         ):
             target.refetched = True
             target.want_body = True

@@ -15,7 +15,7 @@ class Target:
     """Bookkeeping of one unique target (canonical key): who links to it and what came of it."""
 
     __slots__ = (
-        "key", "url", "depth", "crawl", "want_body", "refetched", "children",
+        "key", "url", "depth", "crawl", "want_body", "body_asked", "refetched", "children",
         "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments",
     )
 
@@ -25,6 +25,7 @@ class Target:
         self.depth = depth
         self.crawl = False
         self.want_body = False
+        self.body_asked = False  # the request made so far asked for the body (GET)
         self.refetched = False
         self.children: list[str] = []  # keys of the pages it links to (kept with --max-depth, for shorter paths)
         self.refs: list[Reference] = []  # references that ask for no fragment (or one not checked)
