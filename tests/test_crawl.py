@@ -129,6 +129,26 @@ async def test_crawl_with_random_delays_is_exact(seed: int, site: Site, make_sit
     assert {site.url(f"/p/{i}") for i in range(60)} <= {p.url for p in report.pages}
 
 
+@pytest.mark.parametrize("redirect_first", [True, False])
+async def test_a_redirect_to_a_page_linked_directly_fetches_and_parses_it_once(
+    redirect_first: bool, site: Site
+) -> None:
+    site.page("/", html("/old", "/later") if redirect_first else html("/page", "/later"))
+    site.slow("/later", 0.3, html("/page") if redirect_first else html("/old"))
+    site.redirect("/old", "/page")
+    site.page("/page", html("/child", "/"))
+    site.page("/child", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/page", "GET") == 1
+    assert [p.url for p in report.pages].count(site.url("/page")) == 1
+    child = next(r for r in report.results if r.url == site.url("/child"))
+    assert len(child.references) == 1  # parsed once: one reference, not two
+    page = next(r for r in report.results if r.url == site.url("/page"))
+    assert len(page.references) == 1  # the direct link (the redirect's own link is /old's)
+    refs = [(ref.source, ref.line, ref.column, r.url) for r in report.results for ref in r.references]
+    assert len(refs) == len(set(refs))
+
+
 async def test_depth_is_the_shortest_path(site: Site) -> None:
     # "/" -> /l1 -> /l2 -> /l3 -> /shared (4 hops) arrives first, "/" -> /slow -> /shared (2 hops) later
     site.page("/", html("/l1", "/slow"))

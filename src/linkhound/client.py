@@ -100,8 +100,9 @@ class ExcludingResolver(AbstractResolver):
 class HttpClient:
     """One aiohttp ClientSession for the whole run (connection pooling, keep-alive)."""
 
-    def __init__(self, options: ClientOptions) -> None:
+    def __init__(self, options: ClientOptions, known: Callable[[str], bool] | None = None) -> None:
         self._options = options
+        self._known = known  # URLs checked on their own: a redirect to one needn't fetch its body again
         self._session: aiohttp.ClientSession | None = None
         self._resolver: AbstractResolver | None = None
         self._cookies = Cookies(options.cookie_jar)
@@ -176,6 +177,8 @@ class HttpClient:
             seen.add(target)
             if resp.status == 303 and method != "HEAD":
                 method = "GET"
+            if method == "GET" and self._known is not None and self._known(target):
+                method = "HEAD"  # that page is fetched (or was) for itself: this hop only needs its status
             current = target
 
     async def _request(

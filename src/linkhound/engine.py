@@ -25,6 +25,7 @@ from .summary import Report
 from .types import Event, Link, Page, RawLink, Reference, Result
 from .urls import (
     Scope,
+    canonical_key,
     host_of,
     looks_like_asset,
     looks_like_trap,
@@ -68,7 +69,8 @@ class Engine:
                 credentials=settings.credentials,
                 cookie_jar=settings.cookie_jar,
                 addresses=settings.addresses,
-            )
+            ),
+            known=lambda url: canonical_key(url) in self._frontier,
         )
         self._checker = HttpChecker(
             self._client,
@@ -344,9 +346,28 @@ class Engine:
             return None
         if target.fragment_refs or self._keep_anchors:
             target.anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
-        if not link.crawl or response.url != link.url and not self._scope.contains(response.url):
-            return None  # a leaf, or a redirect out of scope: its links are not ours to check
+        if not link.crawl:
+            return None
+        if response.url != link.url:
+            if not self._scope.contains(response.url):
+                return None  # redirected out of scope: its links are not ours to check
+            if not self._adopt(response.url, link, outcome, target.anchors):
+                return None  # redirected to a page that is crawled on its own, once
         return page
+
+    def _adopt(self, url: str, link: Link, outcome: Outcome, anchors: Anchors | None) -> bool:
+        """A redirect led to a page nobody linked yet: it counts as fetched, so a link to it later won't
+        fetch it again (invariant 5). False when that page is already known: then it is not parsed here."""
+        key = canonical_key(url)
+        if key in self._frontier or self._ledger.get(key) is not None:
+            return False
+        self._frontier.mark(key, link.depth)
+        result = Result(url, outcome.status, outcome.code, outcome.reason, depth=link.depth,
+                        content_type=self._result(link, outcome).content_type)
+        adopted = self._ledger.adopt(key, url, link.depth, result)
+        adopted.crawl = adopted.body_asked = True
+        adopted.anchors = anchors
+        return True
 
     def _result(self, link: Link, outcome: Outcome) -> Result:
         response = outcome.response

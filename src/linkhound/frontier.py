@@ -55,6 +55,10 @@ class Frontier:
             return Added.REQUEUED
         return Added.SHORTER
 
+    def mark(self, key: str, depth: int) -> None:
+        """Record key as seen without queueing it (a page fetched as the end of another link's redirect)."""
+        self._depth.setdefault(key, depth)
+
     def readd(self, link: Link) -> None:
         """Queue a link that was already taken once (a page to crawl after all); it counts as new work."""
         self._depth[link.key] = min(link.depth, self._depth.get(link.key, link.depth))

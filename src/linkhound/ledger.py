@@ -73,6 +73,14 @@ class Ledger:
         if target.result is not None:
             self._check_fragment(target, fragment)
 
+    def adopt(self, key: str, url: str, depth: int, result: Result) -> Target:
+        """A target already checked on the way to another (a redirect's end): kept for the links that come
+        later, reported only if some link uses it."""
+        target = self._targets[key] = Target(key, url, depth)
+        target.result = result
+        self._done.append(target)
+        return target
+
     def immediate(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
         """A target decided without a request (excluded, unsupported, mailto, invalid)."""
         target = self._targets.get(key)
@@ -130,6 +138,8 @@ class Ledger:
         out: list[Result] = []
         for t in self._done:
             assert t.result is not None
+            if not t.refs and not t.fragment_refs:
+                continue  # adopted, and no link ever named it
             broken = t.broken_fragments if t.result.status.is_ok else {}
             out.append(dataclasses.replace(t.result, references=self._all_refs(t, broken)))
             for fragment in sorted(broken):
