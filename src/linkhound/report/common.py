@@ -59,7 +59,7 @@ def ref_key(ref: Reference) -> tuple[str, int, int, str, str, str]:
 
 
 def sorted_refs(refs: Iterable[Reference]) -> list[Reference]:
-    return sorted(refs, key=ref_key)
+    return sorted(refs)  # a Reference is a tuple in ref_key order
 
 
 def referrers(result: Result) -> list[Reference | None]:
