@@ -153,3 +153,20 @@ async def test_user_agent_and_per_host_headers(site: Site) -> None:
     assert {r.headers.get("X-Token") for r in site.requests} == {"t1"}
     await linkhound.check([site.url("/")], user_agent="custom/1")
     assert site.requests[-1].headers["User-Agent"] == "custom/1"
+
+
+async def test_host_stats_are_printed_per_host(site: Site) -> None:
+    import subprocess
+    import sys
+
+    site.page("/", html("/a", "/missing"))
+    site.page("/a", "ok")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "--host-stats", site.url("/"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    lines = err.decode().splitlines()
+    assert lines[0].split() == ["host", "requests", "ok", "429/503", "waits", "median", "ms"]
+    row = next(line.split() for line in lines if line.startswith(site.base.removeprefix("http://")))
+    assert row[1:5] == ["3", "2", "0", "0"]  # /, /a and /missing asked; two answered 2xx

@@ -128,7 +128,7 @@ class HostPool:
                 wait = min(self._max_wait, max(0.0, retry_after))
             h.blocked_until = max(h.blocked_until, self._clock() + wait)
         elif code is not None and code < 500:
-            h.stats.successes += 1
+            h.stats.successes += code < 400
             h.backoff = h.backoff / 2 if h.backoff > 1.0 else 0.0
 
     def stats(self) -> dict[str, HostStats]:
