@@ -95,3 +95,11 @@ async def test_url_traps_end(site: Site) -> None:
     assert "crawler-trap guard" in report.summary.caps
     assert len(report.pages) < 1000
     assert report.summary.success
+
+
+async def test_a_web_page_cannot_make_linkhound_read_local_files(site: Site) -> None:
+    site.page("/", html("file:///etc/passwd", "file:///etc/hostname#x", "FILE:///nonexistent"))
+    report = await linkhound.check([site.url("/")], check_fragments=True)
+    local = [r for r in report.results if r.url.lower().startswith("file:")]
+    assert len(local) == 3
+    assert all(r.status is Status.SKIPPED and r.reason == "file: link on a web page" for r in local)

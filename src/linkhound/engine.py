@@ -242,6 +242,10 @@ class Engine:
             self._ledger.immediate(key, target_url, ref, *skip)
             return None
         if scheme == "file":
+            if not local and raw.text[:5].lower() == "file:":
+                # invariant 10: a web page can't make linkhound look at this machine's files
+                self._ledger.immediate(key, target_url, ref, Status.SKIPPED, "file: link on a web page")
+                return None
             rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
             self._check_local(key, target_url, ref, fragment if check_fragment else None, rooted)
             return None
