@@ -109,3 +109,16 @@ async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
     assert child is not None and child.url.endswith("/child")
     scheduler.done(child)
     assert await asyncio.wait_for(scheduler.next(), 1) is None
+
+
+def test_rate_limit_reset_headers() -> None:
+    import time
+
+    from linkhound.checker import rate_limit_reset
+
+    assert rate_limit_reset({"RateLimit-Reset": "5"}, 429) == 5.0
+    assert rate_limit_reset({"RateLimit-Reset": "5"}, 200) is None  # nothing says the window is spent
+    assert rate_limit_reset({"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "7"}, 200) == 7.0
+    epoch = rate_limit_reset({"X-RateLimit-Reset": str(int(time.time()) + 30)}, 429)
+    assert epoch is not None and 25 <= epoch <= 31
+    assert rate_limit_reset({"RateLimit-Reset": "soon"}, 429) is None

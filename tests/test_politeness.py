@@ -170,3 +170,33 @@ async def test_host_stats_are_printed_per_host(site: Site) -> None:
     assert lines[0].split() == ["host", "requests", "ok", "429/503", "waits", "median", "ms"]
     row = next(line.split() for line in lines if line.startswith(site.base.removeprefix("http://")))
     assert row[1:5] == ["3", "2", "0", "0"]  # /, /a and /missing asked; two answered 2xx
+
+
+async def test_ratelimit_reset_headers_pause_the_host(site: Site) -> None:
+    calls = 0
+
+    async def limited(request: web.Request) -> web.StreamResponse:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # a 429 with no Retry-After, but the window's reset
+            return web.Response(status=429, headers={"RateLimit-Remaining": "0", "RateLimit-Reset": "1"})
+        return web.Response(text="ok")
+
+    async def spent(request: web.Request) -> web.StreamResponse:
+        # a fine answer that says the window is used up: the host waits for the reset before the next request
+        return web.Response(text="ok", headers={"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1"})
+
+    site.handler("/limited", limited)
+    site.handler("/spent", spent)
+    site.page("/", html("/limited"))
+    report = await linkhound.check([site.url("/")], host_concurrency=1, max_retries=2)
+    assert all(r.status is Status.OK for r in report.results)
+    times = [r.at for r in site.requests if r.path == "/limited"]
+    assert len(times) == 2 and times[1] - times[0] >= 0.95
+
+    site.requests.clear()
+    site.page("/two", html("/spent", "/after"))
+    site.page("/after", "ok")
+    await linkhound.check([site.url("/two")], host_concurrency=1)
+    at = {r.path: r.at for r in site.requests}
+    assert at["/after"] - at["/spent"] >= 0.95

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
@@ -88,7 +88,12 @@ class HttpChecker:
                 return Outcome(Status.ERROR, None, describe_error(e), (), time.monotonic() - started)
             code = resp.status
             retry_after = parse_retry_after(resp.headers.get("Retry-After"))
-            self._pool.record(host, code, time.monotonic() - t0, retry_after)
+            reset = rate_limit_reset(resp.headers, code)  # the window's end, when the answer says it is spent
+            if code in (429, 503):
+                self._pool.record(host, code, time.monotonic() - t0, retry_after if retry_after is not None else reset)
+                retry_after = retry_after if retry_after is not None else reset
+            else:
+                self._pool.record(host, code, time.monotonic() - t0, pause=reset)
             if code not in accept and bot_protection(resp) is not None:
                 return self._verdict(resp, accept, time.monotonic() - started)  # asking again won't get past it
             if method == "HEAD" and code in HEAD_REFUSED:
@@ -145,6 +150,25 @@ def bot_protection(resp: Response) -> str | None:
     if resp.status in (403, 503) and resp.headers.get("cf-mitigated", "").strip().lower() == "challenge":
         return "bot protection (Cloudflare challenge)"
     return None
+
+
+def rate_limit_reset(headers: Mapping[str, str], code: int) -> float | None:
+    """Seconds until a rate-limit window resets, from RateLimit-Reset / X-RateLimit-Reset, when the answer is a
+    429 or 503, or says no requests remain (RateLimit-Remaining: 0). The reset is delta-seconds, or an epoch
+    time when larger than a day (the X- headers of GitHub and others)."""
+    remaining = headers.get("RateLimit-Remaining") or headers.get("X-RateLimit-Remaining")
+    if code not in (429, 503) and (remaining is None or remaining.strip() != "0"):
+        return None
+    value = headers.get("RateLimit-Reset") or headers.get("X-RateLimit-Reset")
+    if value is None:
+        return None
+    try:
+        reset = float(value.strip().split(",")[0].split(";")[0])
+    except ValueError:
+        return None
+    if reset > 86400:
+        reset -= time.time()
+    return max(0.0, reset)
 
 
 def _transient(e: BaseException) -> bool:

@@ -115,9 +115,14 @@ class HostPool:
     def release(self, host: str) -> None:
         self._host(host).active -= 1
 
-    def record(self, host: str, code: int | None, elapsed: float, retry_after: float | None = None) -> None:
-        """Feed one response back: 429/503 block the whole host; successes relax the backoff."""
+    def record(
+        self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None
+    ) -> None:
+        """Feed one response back: 429/503 block the whole host; successes relax the backoff. pause: a spent
+        rate-limit window (RateLimit-Remaining: 0) holds the host until its reset, capped like Retry-After."""
         h = self._host(host)
+        if pause is not None:
+            h.blocked_until = max(h.blocked_until, self._clock() + min(self._max_wait, pause))
         h.stats.latencies.append(elapsed)
         if code in (429, 503):
             h.stats.rate_limited += 1
