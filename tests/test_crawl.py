@@ -238,3 +238,36 @@ async def test_many_pages_discovering_the_same_urls_at_once(site: Site) -> None:
     for path in shared:
         r = next(r for r in report.results if r.url == site.url(path))
         assert len(r.references) == n
+
+
+@pytest.mark.parametrize("recursive", [False, True])
+async def test_robots_txt_and_gzipped_sitemap_index_as_input(recursive: bool, site: Site) -> None:
+    import gzip
+
+    robots = f"User-agent: *\nAllow: /\nSitemap: {site.url('/index.xml.gz')}\n"
+    site.page("/robots.txt", robots, content_type="text/plain")
+    index = (
+        '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<sitemap><loc>{site.url('/pages.xml')}</loc></sitemap></sitemapindex>"
+    )
+
+    async def gz(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=gzip.compress(index.encode()), content_type="application/gzip")
+
+    site.handler("/index.xml.gz", gz)
+    site.page(
+        "/pages.xml",
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{site.url('/a')}</loc></url><url><loc>{site.url('/gone')}</loc></url></urlset>",
+        content_type="application/xml",
+    )
+    site.page("/a", html("/a-child"))
+    site.page("/a-child", "ok")
+    report = await linkhound.check([site.url("/robots.txt")], recursive=recursive)
+    status = {r.url.removeprefix(site.base): r.status for r in report.results}
+    assert status["/a"] is Status.OK and status["/gone"] is Status.BROKEN
+    assert site.hits("/pages.xml", "GET") == 1
+    if recursive:
+        assert site.hits("/a", "GET") == 1 and status["/a-child"] is Status.OK
+    else:  # without -r a sitemap's pages are checked, not read
+        assert site.hits("/a", "HEAD") == 1 and site.hits("/a", "GET") == 0 and "/a-child" not in status

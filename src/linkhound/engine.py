@@ -199,7 +199,9 @@ class Engine:
                 if target is not None and depth >= target.depth and (resolved.fragment is None or not fragments):
                     target.refs.append(Reference(final, raw.line, raw.column, raw.element, raw.attribute, raw.text))
                     continue
-            key = self._add(raw, resolved, final, depth, follow=follow and not raw.nofollow, seed=is_sitemap)
+            # a sitemap's own sitemaps are always read; its pages seed the crawl with -r, else they are checked
+            seed = is_sitemap and (raw.attribute != "sitemap" or raw.element == "robots" or self.settings.recursive)
+            key = self._add(raw, resolved, final, depth, follow=follow and not raw.nofollow, seed=seed)
             if keep is not None and key is not None:
                 keep.append(key)
 

@@ -15,9 +15,9 @@ import struct
 import sys
 from typing import Any, NamedTuple
 
-from .extract import Kind, extract, kind_for_response
+from .extract import Kind, extract, kind_for_response, robots_sitemaps
 from .links import LinkRules, Resolved
-from .types import RawLink
+from .types import Extraction, RawLink
 
 _HEADER = struct.Struct("!I")
 # Pages parsed in this process before workers are started: a small run never pays for their start-up.
@@ -39,7 +39,12 @@ def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, inclu
     kind = kind_for_response(content_type, body, url)
     if kind is None:
         return None
-    extraction = extract(body, url, kind, include_code=include_code)
+    if kind is Kind.TEXT and url.split("?", 1)[0].endswith("/robots.txt"):
+        # a robots.txt given as input: its Sitemap: lines are sitemaps to read
+        sitemaps = tuple(RawLink(u, "robots", "sitemap", 0, 0) for u in robots_sitemaps(body))
+        kind, extraction = Kind.SITEMAP, Extraction(sitemaps, url)
+    else:
+        extraction = extract(body, url, kind, include_code=include_code)
     resolve_link = rules.resolver(extraction.base, False)
     links = [(raw, resolve_link(raw.text)) for raw in extraction.links]
     return ParsedPage(kind, extraction.base, extraction.anchors, extraction.nofollow, links)
