@@ -271,3 +271,16 @@ async def test_robots_txt_and_gzipped_sitemap_index_as_input(recursive: bool, si
         assert site.hits("/a", "GET") == 1 and status["/a-child"] is Status.OK
     else:  # without -r a sitemap's pages are checked, not read
         assert site.hits("/a", "HEAD") == 1 and site.hits("/a", "GET") == 0 and "/a-child" not in status
+
+
+async def test_include_and_exclude_crawl_choose_pages_not_checks(site: Site) -> None:
+    site.page("/", html("/docs/a", "/docs/private/b", "/blog/c"))
+    for p in ("/docs/a", "/docs/private/b", "/blog/c"):
+        site.page(p, html(p + "-child"))
+    report = await linkhound.check(
+        [site.url("/")], recursive=True, include_crawl=["/docs/", "/$"], exclude_crawl=["/private/"]
+    )
+    crawled = {p.url.removeprefix(site.base) for p in report.pages}
+    assert crawled == {"/", "/docs/a"}  # (/docs/a-child is requested as a page, and is a 404)
+    assert site.hits("/docs/private/b", "HEAD") == 1 and site.hits("/blog/c", "HEAD") == 1  # still checked
+    assert site.hits("/docs/a-child") == 1 and site.hits("/blog/c-child") == 0
