@@ -30,6 +30,8 @@ def test_errors_name_the_input(tmp_path: Path) -> None:
         collect([str(tmp_path / "nope.md")])
     with pytest.raises(InputError, match="matches no files"):
         collect([str(tmp_path / "*.md")])
+    with pytest.raises(InputError, match="not a valid URL"):
+        collect(["http://exa mple.com/"])
     with pytest.raises(InputError, match="unsupported input URL scheme"):
         collect(["ftp://example.org/x"])
 

@@ -72,6 +72,10 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         return
     lower = arg.lower()
     if lower.startswith(("http://", "https://")):
+        from .urls import resolve
+
+        if resolve(arg, "") is None:
+            raise InputError(arg, "not a valid URL")
         yield Input(arg, None)
         return
     if lower.startswith("file://"):
