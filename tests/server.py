@@ -135,3 +135,9 @@ def html(*links: str, title: str = "page", extra: str = "") -> str:
     """A small HTML page linking to each of links."""
     anchors = "\n".join(f'<a href="{u}">{u}</a>' for u in links)
     return f"<!doctype html><html><head><title>{title}</title></head><body>\n{anchors}\n{extra}</body></html>"
+
+
+def urlset(*urls: str) -> str:
+    """A sitemap listing urls."""
+    locs = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+    return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'

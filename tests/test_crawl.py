@@ -11,7 +11,7 @@ from aiohttp import web
 
 import linkhound
 from linkhound import Page, Result, Status, page_parser
-from server import Handler, Site, SiteFactory, html
+from server import Handler, Site, SiteFactory, html, urlset
 
 
 def build_site(site: Site, other: Site, n: int, rng: random.Random, delay: float = 0.0) -> dict[str, set[str]]:
@@ -200,12 +200,7 @@ async def test_max_pages_is_reported(site: Site) -> None:
 
 
 async def test_sitemap_seeds_the_crawl(site: Site) -> None:
-    site.page(
-        "/sitemap.xml",
-        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        f"<url><loc>{site.url('/a')}</loc></url><url><loc>{site.url('/b')}</loc></url></urlset>",
-        content_type="application/xml",
-    )
+    site.page("/sitemap.xml", urlset(site.url("/a"), site.url("/b")), content_type="application/xml")
     site.page("/a", html("/a-child"))
     site.page("/b", html("/b-missing"))
     site.page("/a-child", "ok")
@@ -255,12 +250,7 @@ async def test_robots_txt_and_gzipped_sitemap_index_as_input(recursive: bool, si
         return web.Response(body=gzip.compress(index.encode()), content_type="application/gzip")
 
     site.handler("/index.xml.gz", gz)
-    site.page(
-        "/pages.xml",
-        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-        f"<url><loc>{site.url('/a')}</loc></url><url><loc>{site.url('/gone')}</loc></url></urlset>",
-        content_type="application/xml",
-    )
+    site.page("/pages.xml", urlset(site.url("/a"), site.url("/gone")), content_type="application/xml")
     site.page("/a", html("/a-child"))
     site.page("/a-child", "ok")
     report = await linkhound.check([site.url("/robots.txt")], recursive=recursive)

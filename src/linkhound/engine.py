@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Callable
 from sys import intern
@@ -102,7 +103,7 @@ class Engine:
         self._pages: list[Page] = []
         self._pages_queued = 0
         self._caps: set[str] = set()
-        self._variants: dict[str, int] = {}  # path -> query strings crawled
+        self._variants: dict[str, int] = {}  # path -> query strings crawled (MAX_QUERY_VARIANTS at most)
         self._stopping = False
 
     # -- the loop -------------------------------------------------------------------------------------
@@ -276,8 +277,9 @@ class Engine:
     def _should_crawl(self, url: str, depth: int, follow: bool) -> bool:
         if not follow or looks_like_asset(url) or not self._scope.contains(url):
             return False
-        if looks_like_trap(url) or self._query_variants(url) > MAX_QUERY_VARIANTS:
-            self._caps.add("crawler-trap guard")
+        path, query = url.split("?", 1)[0], "?" in url
+        if looks_like_trap(url) or query and self._variants.get(path, 0) >= MAX_QUERY_VARIANTS:
+            self._caps.add("crawler-trap guard")  # calendars and filters make endless query strings
             return False
         limit = self.settings.max_depth
         if limit is not None and depth > limit:
@@ -288,15 +290,9 @@ class Engine:
             self._caps.add(f"max-pages {cap}")
             return False
         self._pages_queued += 1
+        if query:
+            self._variants[path] = self._variants.get(path, 0) + 1
         return True
-
-    def _query_variants(self, url: str) -> int:
-        """How many query strings of this path were crawled: calendars and filters make endless ones."""
-        if "?" not in url:
-            return 0
-        path = url.split("?", 1)[0]
-        n = self._variants[path] = self._variants.get(path, 0) + 1
-        return n
 
     def _requeue_if_shorter(self, target: Target, depth: int, follow: bool) -> None:
         """Depth is the shortest distance from a seed: a shorter path may bring pages within --max-depth."""
@@ -375,8 +371,7 @@ class Engine:
         if key in self._frontier or self._ledger.get(key) is not None:
             return False
         self._frontier.mark(key, link.depth)
-        result = Result(url, outcome.status, outcome.code, outcome.reason, depth=link.depth,
-                        content_type=self._result(link, outcome).content_type)
+        result = dataclasses.replace(self._result(link, outcome), url=url, redirects=())
         adopted = self._ledger.adopt(key, url, link.depth, result)
         adopted.crawl = adopted.body_asked = True
         adopted.anchors = anchors
