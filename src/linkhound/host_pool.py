@@ -73,9 +73,6 @@ class HostPool:
             h = self._hosts[host] = _Host(limits, tokens=float(limits.burst), refilled=self._clock())
         return h
 
-    def limits(self, host: str) -> HostLimits:
-        return self._host(host).limits
-
     def slow_down(self, host: str, rate: float) -> None:
         """Lower a host's rate (robots.txt Crawl-delay / Request-rate) when stricter than what is set."""
         h = self._host(host)
