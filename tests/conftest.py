@@ -29,3 +29,12 @@ async def make_site() -> AsyncIterator[SiteFactory]:
     yield make
     for s in started:
         await s.stop()
+
+
+@pytest.fixture(params=["reqwest", "aiohttp"])
+def both_clients(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test once with each HTTP stack (what --http-client auto picks is patched)."""
+    import linkhound.client
+
+    monkeypatch.setattr(linkhound.client, "AUTO_BACKEND", request.param)
+    return str(request.param)

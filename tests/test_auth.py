@@ -13,6 +13,8 @@ import linkhound
 from linkhound import Status
 from server import Site, SiteFactory, html
 
+pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
+
 
 def basic(user: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import linkhound
 from linkhound import Status
 from server import Site, html
+
+pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
 
 def by_url(report: linkhound.Report) -> dict[str, linkhound.Result]:

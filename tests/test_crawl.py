@@ -13,6 +13,8 @@ import linkhound
 from linkhound import Page, Result, Status, page_parser
 from server import Handler, Site, SiteFactory, html, urlset
 
+pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
+
 
 def build_site(site: Site, other: Site, n: int, rng: random.Random, delay: float = 0.0) -> dict[str, set[str]]:
     """A docs-like site: nav on every page, cycles, self-links, chains, redirects, broken links everywhere.

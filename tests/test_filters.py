@@ -16,7 +16,8 @@ from aiohttp.abc import ResolveResult
 
 import linkhound
 from linkhound import Status
-from linkhound.client import ClientOptions, ExcludingResolver, HttpClient
+from linkhound.aiohttp_transport import ExcludingResolver
+from linkhound.client import ClientOptions, HttpClient
 from linkhound.filters import AddressExcluded, AddressFilter, IPAddress, address_kind
 from server import Site, SiteFactory, html
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from aiohttp import web
 
 import linkhound
 from linkhound import Status
 from server import Site, html
+
+pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
 
 async def test_crawled_pages_serve_their_own_anchors(site: Site) -> None:

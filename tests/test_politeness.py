@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 import linkhound
 from linkhound import Result, Status
 from linkhound.version import user_agent
 from server import Site, SiteFactory, html
+
+pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
 
 async def test_peak_concurrency_per_host_is_the_cap(site: Site) -> None:

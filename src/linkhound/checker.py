@@ -5,13 +5,11 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-import aiohttp
-
-from .client import HttpClient, RedirectError, Response
+from .client import Headers, HttpClient, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import StatusRule
@@ -79,13 +77,13 @@ class HttpChecker:
                 return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
             except AddressExcluded as e:  # --exclude-private and friends: never connected
                 return Outcome(Status.EXCLUDED, None, e.reason, e.chain, time.monotonic() - started)
-            except (aiohttp.ClientError, OSError, ValueError) as e:
+            except NetworkError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
-                if _transient(e) and attempt < policy.max_retries:
+                if e.transient and attempt < policy.max_retries:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt))
                     continue
-                return Outcome(Status.ERROR, None, describe_error(e), (), time.monotonic() - started)
+                return Outcome(Status.ERROR, None, e.reason, (), time.monotonic() - started)
             code = resp.status
             retry_after = parse_retry_after(resp.headers.get("Retry-After"))
             reset = rate_limit_reset(resp.headers, code)  # the window's end, when the answer says it is spent
@@ -147,12 +145,12 @@ def bot_protection(resp: Response) -> str | None:
     """Why the answer is bot protection rather than the page (a Cloudflare challenge, LinkedIn's 999), or None."""
     if resp.status in BOT_CODES:
         return "bot protection"
-    if resp.status in (403, 503) and resp.headers.get("cf-mitigated", "").strip().lower() == "challenge":
+    if resp.status in (403, 503) and (resp.headers.get("cf-mitigated") or "").strip().lower() == "challenge":
         return "bot protection (Cloudflare challenge)"
     return None
 
 
-def rate_limit_reset(headers: Mapping[str, str], code: int) -> float | None:
+def rate_limit_reset(headers: Headers, code: int) -> float | None:
     """Seconds until a rate-limit window resets, from RateLimit-Reset / X-RateLimit-Reset, when the answer is a
     429 or 503, or says no requests remain (RateLimit-Remaining: 0). The reset is delta-seconds, or an epoch
     time when larger than a day (the X- headers of GitHub and others)."""
@@ -169,36 +167,6 @@ def rate_limit_reset(headers: Mapping[str, str], code: int) -> float | None:
     if reset > 86400:
         reset -= time.time()
     return max(0.0, reset)
-
-
-def _transient(e: BaseException) -> bool:
-    """Resets and dropped connections are retried; refused connections and failed DNS lookups are not."""
-    if isinstance(e, aiohttp.ClientConnectorError):
-        return False
-    return isinstance(
-        e, aiohttp.ServerDisconnectedError | aiohttp.ClientOSError | aiohttp.ClientPayloadError | ConnectionResetError
-    )
-
-
-def describe_error(e: BaseException) -> str:
-    """One clear line for a network failure."""
-    if isinstance(e, aiohttp.ClientConnectorDNSError):
-        return "DNS lookup failed"
-    if isinstance(e, aiohttp.ClientConnectorCertificateError | aiohttp.ClientSSLError):
-        return f"TLS error: {e}"
-    if isinstance(e, aiohttp.ClientConnectorError):
-        return f"connection failed: {e.os_error.strerror or e.os_error}"
-    if isinstance(e, aiohttp.ServerDisconnectedError):
-        return "server closed the connection"
-    if isinstance(e, aiohttp.ClientPayloadError):
-        return "connection reset while reading the body"
-    if isinstance(e, aiohttp.ClientResponseError):
-        return f"bad response: {e.message}"
-    if isinstance(e, aiohttp.ClientOSError | ConnectionResetError):
-        return "connection reset"
-    if isinstance(e, aiohttp.InvalidURL | ValueError):
-        return f"invalid URL: {e}"
-    return f"{type(e).__name__}: {e}"
 
 
 def _reason(code: int) -> str:

@@ -111,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--cookie-jar", metavar="FILE",
                    help="cookies.txt (Netscape format) read at the start and written at the end")
     g.add_argument("--insecure", **_ON_OFF, help="don't verify TLS certificates")
+    g.add_argument("--http-client", choices=("auto", "reqwest", "aiohttp"),
+                   help="HTTP stack (default auto: reqwest, or aiohttp when --exclude-private and friends are on)")
     g.add_argument("--max-body-size", type=int, metavar="BYTES", help="largest page body read (default 20 MiB)")
     g.add_argument("--workers", type=int, metavar="N",
                    help="processes that parse pages (default: 1 with 2+ cores; 0 parses in the main process)")

@@ -77,6 +77,7 @@ class Engine:
                 credentials=settings.credentials,
                 cookie_jar=settings.cookie_jar,
                 addresses=settings.addresses,
+                backend=settings.http_client,
             ),
             known=lambda url: canonical_key(url) in self._frontier,
         )
@@ -189,7 +190,7 @@ class Engine:
     def _follow(self, link: Link, outcome: Outcome, page: ParsedPage) -> None:
         response = outcome.response
         nofollow = page.nofollow or (
-            response is not None and "nofollow" in response.headers.get("X-Robots-Tag", "").lower()
+            response is not None and "nofollow" in (response.headers.get("X-Robots-Tag") or "").lower()
         )
         final = response.url if response is not None else link.url
         follow = self.settings.recursive and not nofollow and (final == link.url or self._scope.contains(final))

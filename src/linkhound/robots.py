@@ -9,9 +9,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-import aiohttp
-
-from .client import HttpClient, RedirectError
+from .client import HttpClient, NetworkError, RedirectError
 from .host_pool import HostPool
 from .urls import host_of, origin_of
 
@@ -58,7 +56,7 @@ class Robots:
         self.fetched += 1
         try:
             resp = await self._client.fetch(f"{origin}/robots.txt", "GET", lambda ctype: True)
-        except (aiohttp.ClientError, OSError, TimeoutError, RedirectError, ValueError):
+        except (NetworkError, TimeoutError, RedirectError):
             return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
         if resp.status >= 500:
             return RobotsRules(None, True, f"robots.txt answered {resp.status}: not crawling this host")

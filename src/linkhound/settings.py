@@ -159,6 +159,7 @@ class Settings:
     basic_auth: tuple[str, ...] = field(default=(), repr=False)  # "URL_REGEX user:password"
     cookie_jar: str | None = None  # Netscape cookies.txt, read at the start and written at the end
     insecure: bool = False
+    http_client: str = "auto"  # auto (reqwest unless an address filter needs aiohttp), reqwest, aiohttp
     robots: bool = True
     max_body_size: int = 20 * 1024 * 1024
     host_config: str | None = None  # a TOML file of [hosts."name"] tables
@@ -193,6 +194,8 @@ class Settings:
                 raise OptionError(name, f"must not be negative, got {v}")
         if self.host_rate is not None and self.host_rate <= 0:
             raise OptionError("host_rate", f"must be positive, got {self.host_rate}")
+        if self.http_client not in ("auto", "reqwest", "aiohttp"):
+            raise OptionError("http_client", f"must be 'auto', 'reqwest' or 'aiohttp', got '{self.http_client}'")
         if self.method not in ("head", "get"):
             raise OptionError("method", f"must be 'head' or 'get', got '{self.method}'")
         for h in self.header:

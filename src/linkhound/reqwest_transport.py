@@ -1,0 +1,154 @@
+"""The reqwest transport (pyreqwest: Rust's reqwest and hyper under a Python API): about a third of aiohttp's CPU
+per request. Redirects, cookies and credentials stay with the client; reqwest only sends one request at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from pyreqwest import exceptions as rq
+from pyreqwest.client import Client, ClientBuilder
+from pyreqwest.http import HeaderMap
+from pyreqwest.proxy import ProxyBuilder
+from pyreqwest.response import Response as RqResponse
+
+from .client import DRAIN_LIMIT, ClientOptions, NetworkError
+
+_CHUNK = 256 * 1024
+
+
+class ReqwestHop:
+    __slots__ = ("_request", "_resp", "_closed")
+
+    def __init__(self, request: Any, resp: RqResponse) -> None:
+        self._request = request  # the streamed request: leaving its context releases the connection
+        self._resp = resp
+        self._closed = False
+
+    @property
+    def status(self) -> int:
+        return self._resp.status
+
+    @property
+    def headers(self) -> HeaderMap:
+        return self._resp.headers
+
+    def set_cookies(self) -> list[str]:
+        return self._resp.headers.getall("set-cookie")
+
+    async def read(self, limit: int) -> tuple[bytes, bool]:
+        # The cap counts decompressed bytes, so a compression bomb stops at the limit too.
+        reader = self._resp.body_reader
+        parts: list[bytes] = []
+        size = 0
+        try:
+            while (chunk := await reader.read(_CHUNK)) is not None:
+                data = chunk.to_bytes()
+                size += len(data)
+                if size > limit:
+                    parts.append(data[: len(data) - (size - limit)])
+                    return b"".join(parts), True
+                parts.append(data)
+        except rq.RequestError as e:
+            raise _timeout_or_network(e) from None
+        finally:
+            await self._release()
+        return b"".join(parts), False
+
+    async def discard(self) -> None:
+        length = self._resp.headers.get("content-length")
+        try:
+            if length is not None and length.isdigit() and int(length) <= DRAIN_LIMIT:
+                await self._resp.body_reader.bytes()  # drained, the connection goes back to the pool
+        except rq.RequestError as e:
+            raise _timeout_or_network(e) from None
+        finally:
+            await self._release()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._request = None  # dropped unread: hyper closes the connection
+
+    async def _release(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self._request.__aexit__(None, None, None)
+
+
+class ReqwestTransport:
+    def __init__(self, options: ClientOptions, proxy_for: Callable[[str], str | None] | None) -> None:
+        self._options = options
+        self._proxy_for = proxy_for
+        self._client: Client | None = None
+
+    async def open(self) -> None:
+        o = self._options
+        builder = (
+            ClientBuilder()
+            .follow_redirects(False)
+            .referer(False)
+            .default_headers(o.plain_headers)
+            .timeout(timedelta(seconds=o.timeout))
+            .danger_accept_invalid_certs(o.insecure)
+            .pool_max_idle_per_host(o.max_connections)
+            .no_proxy()
+        )
+        proxy_for = self._proxy_for
+        if proxy_for is not None:
+            builder = builder.proxy(ProxyBuilder.custom(lambda url: proxy_for(str(url))))
+        self._client = builder.build()
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
+        assert self._client is not None, "transport used before open()"
+        try:
+            builder = self._client.request(method, url)
+            if headers:
+                builder = builder.headers(dict(headers.items()))
+            request = builder.build_streamed()
+            resp = await request.__aenter__()
+        except rq.RequestError as e:
+            raise _timeout_or_network(e) from None
+        except ValueError as e:  # the URL (or a header) that reqwest won't send
+            raise NetworkError(f"invalid URL: {e}", transient=False) from None
+        return ReqwestHop(request, resp)
+
+
+def _timeout_or_network(e: rq.RequestError) -> Exception:
+    if isinstance(e, TimeoutError):
+        return e
+    return network_error(e)
+
+
+def network_error(e: rq.RequestError) -> NetworkError:
+    """One clear line for a reqwest failure, from its chain of causes, and whether it is worth asking again."""
+    causes = [c["message"] for c in (e.details.get("causes") or [])]
+    lowered = [c.lower() for c in causes]
+    last = causes[-1] if causes else e.message
+    if any("dns error" in c for c in lowered):
+        return NetworkError("DNS lookup failed", transient=False)
+    if any("certificate" in c or "tls" in c for c in lowered):
+        return NetworkError(f"TLS error: {last}", transient=False)
+    if isinstance(e, rq.ConnectError):
+        return NetworkError(f"connection failed: {_strip_os_error(last)}", transient=False)
+    if isinstance(e, rq.ReadError | rq.WriteError) or any("connection reset" in c for c in lowered):
+        return NetworkError("connection reset", transient=True)
+    if any("connection closed" in c or "incomplete message" in c for c in lowered):
+        return NetworkError("server closed the connection", transient=True)
+    if isinstance(e, rq.DecodeError):
+        return NetworkError(f"bad response: {last}", transient=False)
+    if isinstance(e, rq.NetworkError):
+        return NetworkError(f"connection failed: {_strip_os_error(last)}", transient=True)
+    return NetworkError(f"bad response: {last}", transient=False)
+
+
+def _strip_os_error(message: str) -> str:
+    """'Connection refused (os error 111)' -> 'Connection refused'."""
+    head, sep, _ = message.rpartition(" (os error ")
+    return head if sep else message
