@@ -25,6 +25,7 @@ Environment
     WORK=/tmp/linkhound-bench generated inputs and each run's output
     PEERS=/tmp/peers          where setup.sh installed the peers
     LINKHOUND=linkhound       the linkhound command
+    LINKHOUND_ARGS=""         extra linkhound flags for every scenario (e.g. "--http-client aiohttp")
     LINKHOUND_REV=HEAD        run linkhound from a `git archive` snapshot of that commit instead of the work
                               tree (src/ may change under a long run); unset: the installed `linkhound`
     RESULTS=bench/results/results.jsonl   one JSON line per run is appended
@@ -59,6 +60,7 @@ TIMEOUT = int(os.environ.get("TIMEOUT", "600"))
 LINKCHECKER_TIMEOUT = int(os.environ.get("LINKCHECKER_TIMEOUT", "300"))
 LINKHOUND_REV = os.environ.get("LINKHOUND_REV", "")
 LINKHOUND = shlex.split(os.environ.get("LINKHOUND", "linkhound"))
+LINKHOUND_ARGS = shlex.split(os.environ.get("LINKHOUND_ARGS", ""))  # extra flags, e.g. "--http-client aiohttp"
 LYCHEE = os.path.join(PEERS, "venv/bin/lychee")
 LINKCHECKER = os.path.join(PEERS, "venv/bin/linkchecker")
 PEER_PYTHON = os.path.join(PEERS, "venv/bin/python")
@@ -376,6 +378,7 @@ def use_snapshot() -> None:
         REV = snapshot(LINKHOUND_REV)
         src = os.path.join(WORK, f"linkhound-{REV}", "src")
         LINKHOUND = ["env", f"PYTHONPATH={src}", sys.executable, "-m", "linkhound"]  # env execs: same process
+    LINKHOUND = [*LINKHOUND, *LINKHOUND_ARGS]
 
 
 REV = ""

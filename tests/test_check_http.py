@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 import linkhound
 from linkhound import Status
@@ -155,3 +156,25 @@ async def test_connections_are_reused(site: Site) -> None:
     report = await linkhound.check([site.url("/index.html")], host_concurrency=4)
     assert report.summary.ok == 201  # the page and its 200 links
     assert len(peers) <= 8  # at most a handful of connections for 200 requests
+
+
+async def test_requests_start_while_a_long_url_list_is_still_being_read(site: Site, tmp_path: Path) -> None:
+    from linkhound.api import _inputs, make_settings
+    from linkhound.engine import Engine
+
+    settings = make_settings(max_concurrency=4)
+    engine = Engine(settings)
+    known_at_first_request: list[int] = []
+
+    async def ok(request: web.Request) -> web.StreamResponse:
+        if not known_at_first_request:
+            known_at_first_request.append(engine.known())  # links the run had found when this request came
+        return web.Response(text="ok")
+
+    for i in range(3000):
+        site.handler(f"/p{i}", ok)
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(site.url(f"/p{i}") for i in range(3000)) + "\n")
+    report = await engine.run(_inputs([str(listing)], None, settings))
+    assert report.summary.success and len(site.requests) == 3000
+    assert known_at_first_request and known_at_first_request[0] < 3000  # the list wasn't read to the end first

@@ -48,6 +48,7 @@ def _reference(source: str, raw: RawLink) -> Reference:
     # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
     # interned, each string is stored once (about 30% less memory on the 10k-page bench).
     return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), intern(raw.text))
+_SEED_BATCH = 100  # links added from the inputs between two chances for requests to go out
 MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
@@ -113,10 +114,12 @@ class Engine:
         started = time.monotonic()
         try:
             async with self._client:
-                self._seed(inputs)
+                self._scheduler.open_source()
+                seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
                 while (link := await self._scheduler.next()) is not None:
                     self._spawn(self._visit(link))
                 await self._drain()
+                await seeding  # its error, if any, ends the run
         finally:
             await self._parser.close()
         return self._ledger.report(
@@ -159,7 +162,24 @@ class Engine:
 
     # -- seeding and following ------------------------------------------------------------------------
 
-    def _seed(self, inputs: list[Input]) -> None:
+    async def _seed(self, inputs: list[Input]) -> None:
+        try:
+            self._seed_scope(inputs)
+            for n, inp in enumerate(inputs, 1):
+                if inp.is_url:
+                    named = RawLink(inp.location, "input", "", 0, 0)
+                    resolved = self._rules.resolver("", False)(named.text)
+                    self._add(named, resolved, _INPUT, depth=0, follow=True, seed=True)
+                    if n % _SEED_BATCH == 0:
+                        await asyncio.sleep(0)  # let the first requests go out
+                else:
+                    await self._read_local(inp)
+                if self._stopping:
+                    break
+        finally:
+            self._scheduler.close_source()
+
+    def _seed_scope(self, inputs: list[Input]) -> None:
         urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
         self._scope = Scope.from_seeds(
             urls,
@@ -167,15 +187,8 @@ class Engine:
             self.settings.patterns("include_crawl"),
             self.settings.patterns("exclude_crawl"),
         )
-        for inp in inputs:
-            if inp.is_url:
-                named = RawLink(inp.location, "input", "", 0, 0)
-                resolved = self._rules.resolver("", False)(named.text)
-                self._add(named, resolved, _INPUT, depth=0, follow=True, seed=True)
-            else:
-                self._read_local(inp)
 
-    def _read_local(self, inp: Input) -> None:
+    async def _read_local(self, inp: Input) -> None:
         assert inp.content is not None and inp.kind is not None
         base = self._rules.local_base(inp.path) if inp.path else ""
         extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
@@ -184,8 +197,12 @@ class Engine:
         self._page(inp.location, 0, len(extraction.links), followed=False)
         local = inp.path is not None
         resolve_link = self._rules.resolver(extraction.base, local)
-        for raw in extraction.links:
+        for n, raw in enumerate(extraction.links, 1):
             self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
+            if n % _SEED_BATCH == 0:
+                await asyncio.sleep(0)
+                if self._stopping:
+                    return
 
     def _follow(self, link: Link, outcome: Outcome, page: ParsedPage) -> None:
         response = outcome.response

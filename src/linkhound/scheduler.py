@@ -31,6 +31,7 @@ class Scheduler:
         self._placed: set[str] = set()
         self._wake = asyncio.Event()
         self._stopped = False
+        self._sources = 0  # producers still adding links (seeding): the run isn't over while one is open
 
     def host_ready(self, host: str) -> None:
         """The frontier calls this when a host's queue goes from empty to not empty."""
@@ -44,6 +45,14 @@ class Scheduler:
         if host in self._capped:
             self._capped.discard(host)
             self._ready.append(host)
+        self._wake.set()
+
+    def open_source(self) -> None:
+        """Links may still come from outside the crawl (the inputs being read): keep next() waiting."""
+        self._sources += 1
+
+    def close_source(self) -> None:
+        self._sources -= 1
         self._wake.set()
 
     def stop(self) -> None:
@@ -60,7 +69,7 @@ class Scheduler:
                 if link is not None:
                     self._free -= 1
                     return link
-            if self._frontier.unfinished == 0:
+            if self._frontier.unfinished == 0 and self._sources == 0:
                 return None
             timeout = self._timed[0][0] - time.monotonic() if self._timed and self._free > 0 else None
             with contextlib.suppress(TimeoutError):
