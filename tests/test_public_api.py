@@ -5,7 +5,10 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from aiohttp import web
+
 import linkhound
+from server import Site
 
 
 def test_all_matches_the_public_names() -> None:
@@ -22,3 +25,20 @@ def test_import_does_not_load_the_http_stack() -> None:
     code = "import sys, linkhound; print('aiohttp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+async def test_a_run_holds_back_full_collections_and_restores_the_thresholds(site: Site) -> None:
+    import gc
+
+    seen: list[tuple[int, int, int]] = []
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        seen.append(gc.get_threshold())
+        return web.Response(text="ok")
+
+    site.handler("/", page)
+    before = gc.get_threshold()
+    report = await linkhound.check([site.url("/")])
+    assert report.summary.success
+    assert seen and seen[0][0] >= 50_000 and seen[0][2] >= 1_000  # raised while the run was going on
+    assert gc.get_threshold() == before  # and put back after

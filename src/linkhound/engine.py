@@ -18,6 +18,7 @@ from .inputs import Input
 from .ledger import Ledger, Target
 from .links import LinkRules, Resolved
 from .local import check_file, check_mailto, file_url_to_path, read_document
+from .loop import fewer_collections
 from .page_parser import PageParser, ParsedPage
 from .robots import Robots
 from .scheduler import Scheduler
@@ -113,18 +114,22 @@ class Engine:
     async def run(self, inputs: list[Input]) -> Report:
         started = time.monotonic()
         try:
-            async with self._client:
-                self._scheduler.open_source()
-                seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
-                while (link := await self._scheduler.next()) is not None:
-                    self._spawn(self._visit(link))
-                await self._drain()
-                await seeding  # its error, if any, ends the run
+            with fewer_collections():
+                async with self._client:
+                    await self._check_all(inputs)
         finally:
             await self._parser.close()
         return self._ledger.report(
             tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
         )
+
+    async def _check_all(self, inputs: list[Input]) -> None:
+        self._scheduler.open_source()
+        seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
+        while (link := await self._scheduler.next()) is not None:
+            self._spawn(self._visit(link))
+        await self._drain()
+        await seeding  # its error, if any, ends the run
 
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()

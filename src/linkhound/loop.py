@@ -1,12 +1,20 @@
-"""Run a coroutine on uvloop where it is installed (about 1.5x less CPU per request), else asyncio."""
+"""Run a coroutine on uvloop where it is installed (about 1.5x less CPU per request), else asyncio; with the
+garbage collector's full passes held back while it runs."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+import contextlib
+import gc
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+# A crawl keeps millions of objects alive (a reference per link occurrence, a result per URL) and makes few
+# reference cycles. With CPython's default thresholds (700, 10, 10), full collections that walk every one of
+# them took 1.6 s of the 10k-page bench's 8.9 s; with these, 0.2 s. Cycles are still collected, just later.
+_RUN_THRESHOLDS = (50_000, 50, 1_000)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
@@ -17,5 +25,16 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         factory = uvloop.new_event_loop
     except ImportError:
         pass
-    with asyncio.Runner(loop_factory=factory) as runner:
+    with fewer_collections(), asyncio.Runner(loop_factory=factory) as runner:
         return runner.run(coro)
+
+
+@contextlib.contextmanager
+def fewer_collections() -> Iterator[None]:
+    """Raise the collector's thresholds for the duration (restored after): see _RUN_THRESHOLDS."""
+    before = gc.get_threshold()
+    gc.set_threshold(*(max(a, b) for a, b in zip(before, _RUN_THRESHOLDS, strict=True)))
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
