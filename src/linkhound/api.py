@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -90,6 +89,8 @@ async def crawl(
     if settings is None and "recursive" not in (cfg.options if cfg is not None else {}):
         options.setdefault("recursive", True)
     s = _settings(settings, cfg, options)
+    import asyncio  # here, not at the top: the parse worker imports this package and needs no event loop
+
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
     engine = Engine(s, emit=queue.put_nowait)
     task = asyncio.ensure_future(engine.run(_inputs(*_what(inputs, files_from, cfg), s)))

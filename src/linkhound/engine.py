@@ -19,7 +19,8 @@ from .ledger import Ledger, Target
 from .links import LinkRules, Resolved
 from .local import check_file, check_mailto, file_url_to_path, read_document
 from .loop import fewer_collections
-from .page_parser import PageParser, ParsedPage
+from .page_parser import PageParser
+from .parsed_page import ParsedPage
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings

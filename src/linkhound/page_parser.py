@@ -11,68 +11,20 @@ from __future__ import annotations
 import asyncio
 import itertools
 import pickle
-import struct
 import sys
-from typing import Any, NamedTuple
+from typing import Any
 
-from .extract import Kind, extract, kind_for_response, robots_sitemaps
-from .links import LinkRules, Resolved
-from .types import Extraction, RawLink
+from .links import LinkRules
+from .parsed_page import HEADER, Flat, ParsedPage, frame, parse_page, unflatten
 
-_HEADER = struct.Struct("!I")
+__all__ = ["PageParser", "ParsedPage", "parse_page", "WARMUP_PAGES"]
+
 # Pages parsed in this process before workers are started: a small run never pays for their start-up.
 WARMUP_PAGES = 50
 
 
-class ParsedPage(NamedTuple):
-    kind: Kind
-    base: str
-    anchors: frozenset[str]
-    nofollow: bool  # <meta name=robots content=nofollow>
-    links: list[tuple[RawLink, Resolved | None]]  # each link as written, and resolved (None: invalid)
-
-
-Flat = tuple[str, str, frozenset[str], bool, list[tuple[Any, ...]]]
-
-
-def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, include_code: bool) -> ParsedPage | None:
-    kind = kind_for_response(content_type, body, url)
-    if kind is None:
-        return None
-    if kind is Kind.TEXT and url.split("?", 1)[0].endswith("/robots.txt"):
-        # a robots.txt given as input: its Sitemap: lines are sitemaps to read
-        sitemaps = tuple(RawLink(u, "robots", "sitemap", 0, 0) for u in robots_sitemaps(body))
-        kind, extraction = Kind.SITEMAP, Extraction(sitemaps, url)
-    else:
-        extraction = extract(body, url, kind, include_code=include_code)
-    resolve_link = rules.resolver(extraction.base, False)
-    links = [(raw, resolve_link(raw.text)) for raw in extraction.links]
-    return ParsedPage(kind, extraction.base, extraction.anchors, extraction.nofollow, links)
-
-
-def flatten(page: ParsedPage | None) -> Flat | None:
-    """Plain tuples cross a process boundary several times faster than named tuples."""
-    if page is None:
-        return None
-    links = [(*raw, *resolved) if resolved is not None else tuple(raw) for raw, resolved in page.links]
-    return page.kind.value, page.base, page.anchors, page.nofollow, links
-
-
-def unflatten(flat: Flat | None) -> ParsedPage | None:
-    if flat is None:
-        return None
-    kind, base, anchors, nofollow, rows = flat
-    links = [(RawLink._make(row[:6]), Resolved._make(row[6:]) if len(row) > 6 else None) for row in rows]
-    return ParsedPage(Kind(kind), base, anchors, nofollow, links)
-
-
-def frame(obj: object) -> bytes:
-    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    return _HEADER.pack(len(data)) + data
-
-
 async def read_frame(reader: asyncio.StreamReader) -> Any:
-    size = _HEADER.unpack(await reader.readexactly(_HEADER.size))[0]
+    size = HEADER.unpack(await reader.readexactly(HEADER.size))[0]
     return pickle.loads(await reader.readexactly(size))
 
 

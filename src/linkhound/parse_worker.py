@@ -7,7 +7,7 @@ import signal
 import sys
 from typing import Any
 
-from .page_parser import _HEADER, flatten, parse_page
+from .parsed_page import HEADER, flatten, parse_page
 
 
 def main() -> None:
@@ -15,10 +15,10 @@ def main() -> None:
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
 
     def read() -> Any:
-        head = stdin.read(_HEADER.size)
-        if len(head) < _HEADER.size:
+        head = stdin.read(HEADER.size)
+        if len(head) < HEADER.size:
             raise EOFError
-        return pickle.loads(stdin.read(_HEADER.unpack(head)[0]))
+        return pickle.loads(stdin.read(HEADER.unpack(head)[0]))
 
     try:
         rules, include_code = read()
@@ -29,7 +29,7 @@ def main() -> None:
             except Exception:  # a page that breaks a parser has no links; the run goes on
                 result = None
             data = pickle.dumps((request_id, result), protocol=pickle.HIGHEST_PROTOCOL)
-            stdout.write(_HEADER.pack(len(data)) + data)
+            stdout.write(HEADER.pack(len(data)) + data)
             stdout.flush()
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
