@@ -30,3 +30,15 @@ def test_streamed_json_with_nothing_in_it() -> None:
     report = REPORT
     empty = Report((), report.summary, ())
     assert "".join(reporter_for("json").chunks(empty)) == whole(empty)
+
+
+def test_streamed_json_across_many_batches() -> None:
+    import dataclasses
+
+    from linkhound.types import Page
+
+    base = REPORT.results[0]
+    results = tuple(dataclasses.replace(base, url=f"https://example.org/p{i:04}") for i in range(600))
+    pages = tuple(Page(f"https://example.org/p{i:04}", i % 3, 5, True) for i in range(300))
+    report = Report(results, REPORT.summary, pages)  # 600 results and 300 pages: more than one batch of each
+    assert "".join(reporter_for("json").chunks(report)) == whole(report)

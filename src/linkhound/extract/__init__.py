@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import re
 from enum import Enum
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..types import Extraction
 from .css import extract_css
 from .html import extract_html
-from .markdown import extract_markdown
 from .sitemap import extract_sitemap, robots_sitemaps
 from .slug import Slugger, github_slug
 from .text import extract_text
@@ -113,7 +113,17 @@ def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -
     if kind is Kind.HTML:
         return extract_html(body, base)
     if kind is Kind.MARKDOWN:
+        from .markdown import extract_markdown  # markdown-it loads only for a run that reads Markdown
+
         return extract_markdown(body, base, include_code=include_code)
     if kind is Kind.TEXT:
         return extract_text(body, base)
     return dataclasses.replace(extract_sitemap(body), base=base)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "extract_markdown":
+        from .markdown import extract_markdown
+
+        return extract_markdown
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

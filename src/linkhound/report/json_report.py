@@ -10,6 +10,8 @@ from .base import WholeReport
 from .common import by_url
 from .records import SCHEMA_VERSION, Record, dumps, page_record, result_record, summary_record
 
+_BATCH = 256  # records serialised per dumps() call: far fewer calls, bounded memory
+
 
 class JsonReport(WholeReport):
     """Results sorted by URL and pages by depth, so two runs over the same links diff cleanly."""
@@ -36,10 +38,22 @@ class JsonReport(WholeReport):
 
 
 def _array(name: str, records: Iterable[Record], last: bool) -> Iterator[str]:
-    """'"name": [...]' as dumps(..., pretty=True) writes it one level down, one record at a time."""
+    """'"name": [...]' as dumps(..., pretty=True) writes it one level down, a batch of records at a time."""
     yield f'\n  "{name}": ['
     empty = True
-    for record in records:
-        yield ("\n    " if empty else ",\n    ") + dumps(record, pretty=True).replace("\n", "\n    ")
+    for batch in _batches(records):
+        text = dumps(batch, pretty=True)  # "[\n  {...},\n  {...}\n]"
+        yield ("" if empty else ",") + text[1 : -2].replace("\n", "\n  ")
         empty = False
     yield ("]" if empty else "\n  ]") + ("" if last else ",")
+
+
+def _batches(records: Iterable[Record]) -> Iterator[list[Record]]:
+    batch: list[Record] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == _BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
