@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
+from http import HTTPStatus
 
 from .client import Headers, HttpClient, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
@@ -19,6 +20,7 @@ from .urls import host_of
 # Servers that refuse or mishandle HEAD answer with these; the same URL is then asked with GET.
 HEAD_REFUSED = frozenset({400, 403, 405, 406, 501})
 RETRY_CODES = frozenset({429, 500, 502, 503, 504})
+_PHRASES = {s.value: s.phrase for s in HTTPStatus}
 # LinkedIn answers 999 to clients it takes for bots; nobody can tell from here whether the page exists.
 BOT_CODES = frozenset({999})
 
@@ -170,9 +172,4 @@ def rate_limit_reset(headers: Headers, code: int) -> float | None:
 
 
 def _reason(code: int) -> str:
-    from http import HTTPStatus
-
-    try:
-        return HTTPStatus(code).phrase
-    except ValueError:
-        return f"HTTP {code}"
+    return _PHRASES.get(code) or f"HTTP {code}"

@@ -199,7 +199,7 @@ async def _run(settings: Any, inputs: list[Any], reporter: Any, out: IO[str]) ->
             if text:
                 progress.write(lambda: out.write(text))
 
-    engine = Engine(settings, emit)
+    engine = Engine(settings, emit if show or reporter.streams else None)
     _install_sigint(engine, progress)
     with progress:
         progress.attach(engine)

@@ -139,6 +139,7 @@ class HttpClient:
         self._proxies = {k: v for k, v in env.items() if k in ("http", "https")}
         self._no_proxy = env.get("no", "")
         self._proxy_cache: dict[str, str | None] = {}
+        self._filtering = options.addresses.active
         self.backend = chosen_backend(options)
         self._transport: Transport
         proxy_for = self._proxy_for if self._proxies else None
@@ -196,7 +197,8 @@ class HttpClient:
 
     async def _request(self, method: str, url: str, origin_host: str, chain: tuple[str, ...]) -> Hop:
         try:
-            self._options.addresses.check_literal(hostname_of(url))
+            if self._filtering:
+                self._options.addresses.check_literal(hostname_of(url))
             hop = await self._transport.send(method, url, self._headers_for(url, origin_host))
         except AddressExcluded as e:
             raise e.via(chain) from None

@@ -55,9 +55,10 @@ MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, no
 
 
 class Engine:
-    """One run. `run` checks every input and returns the Report; `emit` sees each event as it happens."""
+    """One run. `run` checks every input and returns the Report; `emit`, if given, sees each event as it
+    happens (with no one listening, the events aren't even made)."""
 
-    def __init__(self, settings: Settings, emit: Callable[[Event], None] = lambda event: None) -> None:
+    def __init__(self, settings: Settings, emit: Callable[[Event], None] | None = None) -> None:
         self.settings = settings
         self._emit = emit
         default = HostLimits(settings.host_concurrency, settings.host_rate, settings.host_burst)
@@ -240,7 +241,8 @@ class Engine:
     def _page(self, url: str, depth: int, links: int, followed: bool) -> None:
         page = Page(url, depth, links, followed)
         self._pages.append(page)
-        self._emit(page)
+        if self._emit is not None:
+            self._emit(page)
 
     def _add(
         self,

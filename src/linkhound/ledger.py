@@ -37,7 +37,7 @@ class Target:
 
 
 class Ledger:
-    def __init__(self, emit: Callable[[Result | Page], None]) -> None:
+    def __init__(self, emit: Callable[[Result | Page], None] | None = None) -> None:
         self._emit = emit
         self._targets: dict[str, Target] = {}
         self._done: list[Target] = []  # in completion order
@@ -96,7 +96,8 @@ class Ledger:
             target.result = result
         if first:
             self._done.append(target)
-            self._emit(dataclasses.replace(result, references=self._all_refs(target)))
+            if self._emit is not None:
+                self._emit(dataclasses.replace(result, references=self._all_refs(target)))
         for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
 
@@ -117,7 +118,8 @@ class Ledger:
             content_type=result.content_type,
         )
         target.broken_fragments[fragment] = broken
-        self._emit(dataclasses.replace(broken, references=self._refs(target, fragment)))
+        if self._emit is not None:
+            self._emit(dataclasses.replace(broken, references=self._refs(target, fragment)))
 
     @staticmethod
     def _refs(target: Target, fragment: str) -> tuple[Reference, ...]:

@@ -12,6 +12,8 @@ from ..types import Result
 class Reporter(Protocol):
     """Turns the stream of results into text. The caller writes whatever the two methods return."""
 
+    streams: bool  # result() may return text: the run must hand over each result as it completes
+
     def result(self, result: Result) -> str | None:
         """Called as each result completes; returns text to write now, or None."""
         ...
@@ -27,6 +29,8 @@ class Reporter(Protocol):
 
 class WholeReport:
     """A format that needs the whole run before it can write anything."""
+
+    streams = False
 
     def result(self, result: Result) -> str | None:
         return None

@@ -12,6 +12,8 @@ from .records import SCHEMA_VERSION, dumps, result_record, summary_record
 class JsonLines:
     """Streams: each line stands alone, so a pipe or a huge crawl never waits for the end."""
 
+    streams = True
+
     def __init__(self, *, summary_only: bool = False) -> None:
         self.summary_only = summary_only
 
