@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from http import HTTPStatus
+from typing import NamedTuple
 
 from .client import Headers, HttpClient, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
@@ -25,8 +26,7 @@ _PHRASES = {s.value: s.phrase for s in HTTPStatus}
 BOT_CODES = frozenset({999})
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What checking one URL produced: the verdict, and the response it came from (if any)."""
 
     status: Status

@@ -7,7 +7,7 @@ from __future__ import annotations
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from multidict import CIMultiDict
 
@@ -76,8 +76,10 @@ class Transport(Protocol):
         """One request, no redirects followed. Raises NetworkError, TimeoutError or AddressExcluded."""
 
 
-@dataclass(frozen=True, slots=True)
-class Response:
+class Response(NamedTuple):
+    """One fetch's answer (a named tuple: one is made per request, and they build ~3x faster than frozen
+    dataclasses)."""
+
     url: str  # final URL after redirects
     status: int
     headers: Headers
@@ -171,9 +173,8 @@ class HttpClient:
         chain: list[str] = []
         seen = {url}
         current = url
-        origin_host = host_of(url).lower()
         while True:
-            hop = await self._request(method, current, origin_host, tuple(chain))
+            hop = await self._request(method, current, url, tuple(chain))
             status = hop.status
             location = hop.headers.get("Location") if status in (301, 302, 303, 307, 308) else None
             if location is None:
@@ -195,11 +196,12 @@ class HttpClient:
                 method = "HEAD"  # that page is fetched (or was) for itself: this hop only needs its status
             current = target
 
-    async def _request(self, method: str, url: str, origin_host: str, chain: tuple[str, ...]) -> Hop:
+    async def _request(self, method: str, url: str, origin: str, chain: tuple[str, ...]) -> Hop:
+        """One hop to url, of the link to origin."""
         try:
             if self._filtering:
                 self._options.addresses.check_literal(hostname_of(url))
-            hop = await self._transport.send(method, url, self._headers_for(url, origin_host))
+            hop = await self._transport.send(method, url, self._headers_for(url, origin))
         except AddressExcluded as e:
             raise e.via(chain) from None
         self._cookies.store(url, hop.set_cookies())
@@ -215,7 +217,7 @@ class HttpClient:
             self._proxy_cache[scheme_host] = None if bypass else proxy
         return self._proxy_cache[scheme_host]
 
-    def _headers_for(self, url: str, origin_host: str) -> CIMultiDict[str] | None:
+    def _headers_for(self, url: str, origin: str) -> CIMultiDict[str] | None:
         """The headers of one hop, decided by that hop's URL: its host's headers, the --basic-auth whose
         pattern finds it, its cookies. --header credentials go only to the host of the link itself."""
         o = self._options
@@ -223,7 +225,7 @@ class HttpClient:
             return None  # the common case: nothing depends on the hop
         host = host_of(url).lower()
         out: CIMultiDict[str] = CIMultiDict()
-        if host == origin_host:
+        if host == host_of(origin).lower():
             out.update(self._credential_headers)
         per_host = o.host_headers.get(host) or o.host_headers.get(hostname_of(url).lower())
         if per_host:
