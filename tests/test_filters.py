@@ -260,3 +260,13 @@ async def test_bot_protection_is_blocked_not_broken(site: Site, tmp_path: Path) 
     (tmp_path / "linkhound.toml").write_text('[[status]]\npattern = "/linkedin$"\naccept = [999]\n')
     code, out, _ = await arun("-v", "--fail-on-blocked", site.url("/linkedin"), cwd=tmp_path)
     assert code == 0 and "✓" in out
+
+
+def test_auto_picks_aiohttp_only_where_an_address_filter_needs_its_resolver() -> None:
+    from linkhound.client import chosen_backend
+
+    plain = ClientOptions(8, 5.0, 5, 1024, "ua", {})
+    assert chosen_backend(plain) == "reqwest"
+    assert chosen_backend(ClientOptions(8, 5.0, 5, 1024, "ua", {}, addresses=AddressFilter(private=True))) == "aiohttp"
+    assert chosen_backend(ClientOptions(8, 5.0, 5, 1024, "ua", {}, backend="aiohttp")) == "aiohttp"
+    assert HttpClient(plain).backend == "reqwest"

@@ -211,6 +211,12 @@ class Settings:
         c["addresses"] = AddressFilter(
             every or self.exclude_private, every or self.exclude_loopback, every or self.exclude_link_local
         )
+        if self.http_client == "reqwest" and c["addresses"].active:
+            raise OptionError(
+                "http_client",
+                "reqwest can't vet the addresses a name resolves to, which --exclude-private and its friends need:"
+                " use 'auto' or 'aiohttp'",
+            )
         from .hosts import load_host_config, parse_hosts
 
         per_host = load_host_config(self.host_config) if self.host_config else {}
