@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from ..summary import Report
+from ..types import Result
 from . import common
 from .base import WholeReport
-from .common import by_url
-from .records import SCHEMA_VERSION, Record, dumps, page_record, result_record, summary_record
+from .common import by_url, sorted_refs
+from .records import SCHEMA_VERSION, Record, dumps, page_record, reference_record, result_record, summary_record
 
 # Records serialised per dumps() call, counting each record's references too: far fewer calls than one per
 # record, and memory stays bounded (a nav link's record alone can hold 10,000 references).
 _BATCH = 512
+T = TypeVar("T")
 
 
 class JsonReport(WholeReport):
@@ -22,7 +26,8 @@ class JsonReport(WholeReport):
         self.summary_only = summary_only
 
     def chunks(self, report: Report) -> Iterator[str]:
-        """The document a record at a time: the same text as one dumps() of the whole, in bounded memory."""
+        """The document in pieces: the same text as one dumps() of the whole, in bounded memory (a record with
+        thousands of references is itself written a batch of references at a time)."""
         doc: Record = {
             "schema_version": SCHEMA_VERSION,
             "tool": {"name": "linkhound", "version": common.tool_version()},
@@ -33,31 +38,72 @@ class JsonReport(WholeReport):
             return
         head = dumps(doc, pretty=True)
         yield head[: head.rindex("\n}")] + ","
-        yield from _array("results", (result_record(r) for r in by_url(report.results)), last=False)
+        yield from _array("results", _results(by_url(report.results)), last=False)
         pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
-        yield from _array("pages", (page_record(p) for p in pages), last=True)
+        yield from _array("pages", _records(page_record(p) for p in pages), last=True)
         yield "\n}\n"
 
 
-def _array(name: str, records: Iterable[Record], last: bool) -> Iterator[str]:
-    """'"name": [...]' as dumps(..., pretty=True) writes it one level down, a batch of records at a time."""
+# Each function below yields an array's elements as dumps(a_list, pretty=True) writes them, without the
+# brackets, in pieces whose concatenation is that text: "\n  {...},\n  {...}".
+
+
+def _array(name: str, pieces: Iterable[str], last: bool) -> Iterator[str]:
+    """'"name": [...]' one level down in the document."""
     yield f'\n  "{name}": ['
     empty = True
-    for batch in _batches(records):
-        text = dumps(batch, pretty=True)  # "[\n  {...},\n  {...}\n]"
-        yield ("" if empty else ",") + text[1 : -2].replace("\n", "\n  ")
+    for piece in pieces:
+        yield piece.replace("\n", "\n  ")
         empty = False
     yield ("]" if empty else "\n  ]") + ("" if last else ",")
 
 
-def _batches(records: Iterable[Record]) -> Iterator[list[Record]]:
-    batch: list[Record] = []
-    weight = 0
-    for record in records:
-        batch.append(record)
-        weight += 1 + len(record.get("references", ()))
-        if weight >= _BATCH:
+def _records(records: Iterable[Record]) -> Iterator[str]:
+    """Small records, _BATCH to a dumps() call."""
+    comma = ""
+    for batch in _batches(records, lambda record: 1):
+        yield comma + _body(batch)
+        comma = ","
+
+
+def _results(results: Iterable[Result]) -> Iterator[str]:
+    """Result records in batches weighed by their references; a result with more than _BATCH references is
+    written alone, its references a batch at a time, so no record is ever held whole."""
+    comma = ""
+    for batch in _batches(results, lambda result: 1 + len(result.references)):
+        if len(batch) == 1 and len(batch[0].references) > _BATCH:
+            yield from _big_result(batch[0], comma)
+        else:
+            yield comma + _body([result_record(r) for r in batch])
+        comma = ","
+
+
+def _big_result(result: Result, comma: str) -> Iterator[str]:
+    record = result_record(dataclasses.replace(result, references=()))
+    del record["references"]  # the last key: written below, piece by piece
+    head = dumps(record, pretty=True)[: -len("\n}")]
+    yield comma + "\n  " + (head + ',\n  "references": [').replace("\n", "\n  ")
+    refs = sorted_refs(result.references)
+    for i in range(0, len(refs), _BATCH):
+        body = _body([reference_record(r) for r in refs[i : i + _BATCH]])
+        yield ("," if i else "") + body.replace("\n", "\n    ")
+    yield "\n    ]\n  }"
+
+
+def _body(items: list[Record]) -> str:
+    """dumps(items, pretty=True) without its brackets."""
+    return dumps(items, pretty=True)[1:-2]
+
+
+def _batches(items: Iterable[T], weight: Callable[[T], int]) -> Iterator[list[T]]:
+    batch: list[T] = []
+    total = 0
+    for item in items:
+        w = weight(item)
+        if batch and total + w > _BATCH:
             yield batch
-            batch, weight = [], 0
+            batch, total = [], 0
+        batch.append(item)
+        total += w
     if batch:
         yield batch
