@@ -1,5 +1,5 @@
 """`python -m linkhound` runs the command line."""
 
-from linkhound.cli import main
+from linkhound.cli import entry
 
-raise SystemExit(main())
+entry()

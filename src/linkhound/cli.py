@@ -141,6 +141,16 @@ def options_from_args(ns: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def entry() -> NoReturn:
+    """The `linkhound` command: main(), then an exit that skips freeing every object of the run one by one
+    (0.7 s after a 10k-page crawl). Everything the run writes is closed or flushed by then."""
+    code = main()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ns = build_parser().parse_args(argv)
     from .exceptions import LinkhoundError
