@@ -5,16 +5,6 @@ from __future__ import annotations
 from ..exceptions import UsageError
 from .ansi import wants_color
 from .base import Reporter
-from .compact import Compact
-from .csv_report import Csv
-from .detailed import Detailed
-from .github import GitHub
-from .html import Html
-from .json_report import JsonReport
-from .jsonl import JsonLines
-from .junit import JUnit
-from .markdown import Markdown
-from .sarif import Sarif
 
 FORMATS: tuple[str, ...] = (
     "compact",
@@ -41,26 +31,47 @@ def reporter_for(
         raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if summary_only and fmt in _NO_SUMMARY_ONLY:
         raise UsageError(f"--summary-only does not apply to --format {fmt}, which reports each link")
+    # each format's module is imported only when asked for: a run loads one of them
     match fmt:
         case "compact":
+            from .compact import Compact
+
             return Compact(color=color, verbose=verbose, summary_only=summary_only)
         case "detailed":
+            from .detailed import Detailed
+
             return Detailed(color=color, summary_only=summary_only)
         case "json":
+            from .json_report import JsonReport
+
             return JsonReport(summary_only=summary_only)
         case "jsonl":
+            from .jsonl import JsonLines
+
             return JsonLines(summary_only=summary_only)
         case "markdown":
+            from .markdown import Markdown
+
             return Markdown(verbose=verbose, summary_only=summary_only)
         case "junit":
+            from .junit import JUnit
+
             return JUnit()
         case "sarif":
+            from .sarif import Sarif
+
             return Sarif()
         case "github":
+            from .github import GitHub
+
             return GitHub(summary_only=summary_only)
         case "csv":
+            from .csv_report import Csv
+
             return Csv()
         case _:
+            from .html import Html
+
             return Html(verbose=verbose, summary_only=summary_only)
 
 
