@@ -122,3 +122,19 @@ def test_rate_limit_reset_headers() -> None:
     epoch = rate_limit_reset({"X-RateLimit-Reset": str(int(time.time()) + 30)}, 429)
     assert epoch is not None and 25 <= epoch <= 31
     assert rate_limit_reset({"RateLimit-Reset": "soon"}, 429) is None
+
+
+def test_result_with_references_keeps_every_other_field() -> None:
+    import dataclasses
+
+    from linkhound.ledger import _with_refs
+    from linkhound.status import Status
+    from linkhound.types import Reference, Result
+
+    values = {"url": "https://x/a", "status": Status.BROKEN, "code": 404, "reason": "Not Found",
+              "redirects": ("https://x/b",), "elapsed": 0.5, "depth": 3, "content_type": "text/html",
+              "references": ()}
+    assert {f.name for f in dataclasses.fields(Result)} == set(values)  # a new field must be added here too
+    r = Result(**values)  # type: ignore[arg-type]
+    refs = (Reference("https://x/", 1, 2, "a", "href", "/a"),)
+    assert _with_refs(r, refs) == dataclasses.replace(r, references=refs)

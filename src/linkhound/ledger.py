@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from .fragments import Anchors
@@ -97,7 +96,7 @@ class Ledger:
         if first:
             self._done.append(target)
             if self._emit is not None:
-                self._emit(dataclasses.replace(result, references=self._all_refs(target)))
+                self._emit(_with_refs(result, self._all_refs(target)))
         for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
 
@@ -119,7 +118,7 @@ class Ledger:
         )
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(dataclasses.replace(broken, references=self._refs(target, fragment)))
+            self._emit(_with_refs(broken, self._refs(target, fragment)))
 
     @staticmethod
     def _refs(target: Target, fragment: str) -> tuple[Reference, ...]:
@@ -143,11 +142,16 @@ class Ledger:
             if not t.refs and not t.fragment_refs:
                 continue  # adopted, and no link ever named it
             broken = t.broken_fragments if t.result.status.is_ok else {}
-            out.append(dataclasses.replace(t.result, references=self._all_refs(t, broken)))
+            out.append(_with_refs(t.result, self._all_refs(t, broken)))
             for fragment in sorted(broken):
-                out.append(dataclasses.replace(broken[fragment], references=self._refs(t, fragment)))
+                out.append(_with_refs(broken[fragment], self._refs(t, fragment)))
         return tuple(out)
 
     def report(self, pages: tuple[Page, ...], elapsed: float, interrupted: bool, caps: tuple[str, ...]) -> Report:
         results = self.results()
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps), pages)
+
+
+def _with_refs(r: Result, references: tuple[Reference, ...]) -> Result:
+    """dataclasses.replace(r, references=...), spelled out: a third of the cost, once per URL."""
+    return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, references)
