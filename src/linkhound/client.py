@@ -5,9 +5,9 @@ which."""
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol
 
 from multidict import CIMultiDict
 
@@ -22,7 +22,6 @@ _CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie
 # Read and drop bodies up to this size to keep the connection alive; larger ones close it.
 DRAIN_LIMIT = 64 * 1024
 AUTO_BACKEND = "reqwest"  # what auto means where both stacks can do the job
-T = TypeVar("T")
 
 
 class RedirectError(Exception):
@@ -179,7 +178,11 @@ class HttpClient:
             location = hop.headers.get("Location") if status in (301, 302, 303, 307, 308) else None
             if location is None:
                 return await self._finish(hop, method, current, tuple(chain), want_body)
-            await self._settle(hop.discard(), hop)
+            try:
+                await hop.discard()
+            except BaseException:
+                hop.close()
+                raise
             target = resolve(location, current)
             if target is None:
                 raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
@@ -243,20 +246,15 @@ class HttpClient:
     ) -> Response:
         body: bytes | None = None
         truncated = False
-        if method != "HEAD" and want_body(content_type(hop.headers)):
-            body, truncated = await self._settle(hop.read(self._options.max_body_size), hop)
-        else:
-            await self._settle(hop.discard(), hop)
-        return Response(url, hop.status, hop.headers, body, chain, truncated)
-
-    @staticmethod
-    async def _settle(work: Awaitable[T], hop: Hop) -> T:
-        """Await a body operation; on any failure (a timeout or reset mid-body) the connection is dropped."""
         try:
-            return await work
+            if method != "HEAD" and want_body(content_type(hop.headers)):
+                body, truncated = await hop.read(self._options.max_body_size)
+            else:
+                await hop.discard()
         except BaseException:
-            hop.close()
+            hop.close()  # a timeout or reset mid-body: the connection can't be reused
             raise
+        return Response(url, hop.status, hop.headers, body, chain, truncated)
 
 
 def proxy_hosts(env: Mapping[str, str]) -> frozenset[str]:

@@ -46,6 +46,12 @@ _INPUT = "(input)"
 _NO_REF = Reference("", 0, 0, "", "", "")
 
 
+def _has_body(outcome: Outcome) -> bool:
+    """A page to parse: a good answer that came with its body."""
+    response = outcome.response
+    return response is not None and response.body is not None and outcome.status is Status.OK
+
+
 def _reference(source: str, raw: RawLink) -> Reference:
     # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
     # interned, each string is stored once (about 30% less memory on the 10k-page bench).
@@ -152,12 +158,11 @@ class Engine:
     async def _visit(self, link: Link) -> None:
         target = self._ledger.target(link.key)
         try:
-            refusal = await self._robots_refusal(link, target)
-            if refusal is not None:
+            if self._robots is not None and (refusal := await self._robots_refusal(link, target)) is not None:
                 self._ledger.checked(target, refusal)
                 return
             outcome = await self._fetch(link, target)
-            page = await self._parse(link, target, outcome)
+            page = await self._parse(link, target, outcome) if _has_body(outcome) else None
             if page is not None:
                 self._follow(link, outcome, page)  # the back edge: children first ...
             self._ledger.checked(target, self._result(link, outcome))
@@ -374,8 +379,7 @@ class Engine:
 
     async def _parse(self, link: Link, target: Target, outcome: Outcome) -> ParsedPage | None:
         response = outcome.response
-        if response is None or response.body is None or not outcome.status.is_ok:
-            return None
+        assert response is not None and response.body is not None
         page = await self._parser.parse(response.body, response.url, response.content_type)
         if page is None:
             return None
