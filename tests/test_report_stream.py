@@ -50,7 +50,9 @@ def test_streamed_json_writes_a_result_with_thousands_of_references_in_pieces() 
     from linkhound.types import Reference
 
     base = REPORT.results[0]
-    refs = tuple(Reference(f"https://example.org/p{i}", i % 90 + 1, i % 7 + 1, "a", "href", "/nav") for i in range(1500))
+    refs = tuple(
+        Reference(f"https://example.org/p{i}", i % 90 + 1, i % 7 + 1, "a", "href", "/nav") for i in range(1500)
+    )
     nav = dataclasses.replace(base, url="https://example.org/nav", references=refs)
     small = tuple(dataclasses.replace(base, url=f"https://example.org/s{i:03}") for i in range(300))
     lonely = dataclasses.replace(base, url="https://example.org/z", references=refs[:513])  # just over a batch
