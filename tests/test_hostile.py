@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import zlib
 
 import pytest
@@ -106,3 +107,25 @@ async def test_a_web_page_cannot_make_linkhound_read_local_files(site: Site) -> 
     local = [r for r in report.results if r.url.lower().startswith("file:")]
     assert len(local) == 3
     assert all(r.status is Status.SKIPPED and r.reason == "file: link on a web page" for r in local)
+
+
+async def test_an_endless_body_is_cut_or_dropped_never_drained(site: Site) -> None:
+    async def endless(request: web.Request) -> web.StreamResponse:
+        kind = "image/png" if request.path.endswith(".png") else "text/html"
+        resp = web.StreamResponse(headers={"Content-Type": kind})
+        await resp.prepare(request)
+        with contextlib.suppress(ConnectionError):
+            while True:
+                await resp.write(b"<p>" + b"x" * 65536 + b"</p>")
+        return resp
+
+    site.handler("/endless.html", endless)  # a page: read up to the cap, then the connection is dropped
+    site.handler("/endless.png", endless)  # not a page: its body is never wanted, so it isn't read at all
+    report = await asyncio.wait_for(  # a guard against hanging, not a timing assertion
+        linkhound.check([site.url("/endless.html"), site.url("/endless.png")], method="get",
+                        check_fragments=True, max_body_size=1_000_000, timeout=10),
+        60,
+    )
+    got = {r.url.rsplit("/", 1)[1]: r for r in report.results}
+    assert got["endless.html"].status is Status.OK and got["endless.html"].reason == "body cut at --max-body-size"
+    assert got["endless.png"].status is Status.OK and got["endless.png"].reason == "OK"

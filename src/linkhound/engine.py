@@ -44,6 +44,8 @@ _PARSABLE = frozenset(
 )
 _INPUT = "(input)"
 _NO_REF = Reference("", 0, 0, "", "", "")
+_SEED_BATCH = 100  # links added from the inputs between two chances for requests to go out
+MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
 def _has_body(outcome: Outcome) -> bool:
@@ -56,8 +58,6 @@ def _reference(source: str, raw: RawLink) -> Reference:
     # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
     # interned, each string is stored once (about 30% less memory on the 10k-page bench).
     return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), intern(raw.text))
-_SEED_BATCH = 100  # links added from the inputs between two chances for requests to go out
-MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
 class Engine:

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import timedelta
-from typing import Any
 
 from pyreqwest import exceptions as rq
 from pyreqwest.client import Client, ClientBuilder
 from pyreqwest.http import HeaderMap
 from pyreqwest.proxy import ProxyBuilder
+from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
 from .client import DRAIN_LIMIT, ClientOptions, NetworkError
@@ -21,8 +21,9 @@ _CHUNK = 256 * 1024
 class ReqwestHop:
     __slots__ = ("_request", "_resp", "_closed")
 
-    def __init__(self, request: Any, resp: RqResponse) -> None:
-        self._request = request  # the streamed request: leaving its context releases the connection
+    def __init__(self, request: StreamRequest, resp: RqResponse) -> None:
+        # the streamed request: leaving its context releases the connection
+        self._request: StreamRequest | None = request
         self._resp = resp
         self._closed = False
 
@@ -74,7 +75,8 @@ class ReqwestHop:
     async def _release(self) -> None:
         if not self._closed:
             self._closed = True
-            await self._request.__aexit__(None, None, None)
+            if self._request is not None:
+                await self._request.__aexit__(None, None, None)
 
 
 class ReqwestTransport:
