@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import ssl
 import struct
 import time
 from collections import Counter
@@ -113,17 +114,17 @@ class Site:
         finally:
             self.inflight -= 1
 
-    async def start(self, port: int = 0) -> Site:
+    async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> Site:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        tcp = web.TCPSite(self._runner, self.host, port)
+        tcp = web.TCPSite(self._runner, self.host, port, ssl_context=tls)
         await tcp.start()
         server = tcp._server
         assert server is not None and server.sockets
         real_port = server.sockets[0].getsockname()[1]
-        self.base = f"http://{self.host}:{real_port}"
+        self.base = f"{'https' if tls else 'http'}://{self.host}:{real_port}"
         return self
 
     async def stop(self) -> None:

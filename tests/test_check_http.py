@@ -178,3 +178,31 @@ async def test_requests_start_while_a_long_url_list_is_still_being_read(site: Si
     report = await engine.run(_inputs([str(listing)], None, settings))
     assert report.summary.success and len(site.requests) == 3000
     assert known_at_first_request and known_at_first_request[0] < 3000  # the list wasn't read to the end first
+
+
+async def test_tls_certificates_are_verified_unless_insecure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ssl
+
+    import trustme
+
+    ca = trustme.CA()
+    server_tls = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("127.0.0.1").configure_cert(server_tls)
+    site = await Site().start(tls=server_tls)
+    try:
+        site.page("/", "ok")
+        # a certificate from an unknown authority: refused, with the reason
+        (r,) = (await linkhound.check([site.url("/")], max_retries=0)).results
+        assert r.status is Status.ERROR and r.reason.startswith("TLS error"), r.reason
+        assert site.hits("/") == 0  # the handshake failed: no request was ever made
+        # --insecure: not verified, so it goes through
+        report = await linkhound.check([site.url("/")], insecure=True)
+        assert report.summary.success and site.hits("/") == 1
+        # the authority trusted through SSL_CERT_FILE, as a system store would: verified, and fine
+        ca_file = tmp_path / "ca.pem"
+        ca.cert_pem.write_to_path(str(ca_file))
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca_file))
+        report = await linkhound.check([site.url("/")])
+        assert report.summary.success and site.hits("/") == 2
+    finally:
+        await site.stop()
