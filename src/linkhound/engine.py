@@ -121,15 +121,15 @@ class Engine:
 
     async def run(self, inputs: list[Input]) -> Report:
         started = time.monotonic()
-        try:
-            with fewer_collections():
+        with fewer_collections():  # the report too: it makes a result per URL
+            try:
                 async with self._client:
                     await self._check_all(inputs)
-        finally:
-            await self._parser.close()
-        return self._ledger.report(
-            tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
-        )
+            finally:
+                await self._parser.close()
+            return self._ledger.report(
+                tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
+            )
 
     async def _check_all(self, inputs: list[Input]) -> None:
         self._scheduler.open_source()
