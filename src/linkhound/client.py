@@ -85,10 +85,7 @@ class Response(NamedTuple):
     body: bytes | None  # None when the body wasn't wanted
     redirects: tuple[str, ...]  # every URL after the first
     truncated: bool = False  # the body went past max_body_size and was cut
-
-    @property
-    def content_type(self) -> str:
-        return content_type(self.headers)
+    content_type: str = ""  # the media type, lower-case, without parameters ("text/html")
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,15 +243,16 @@ class HttpClient:
     ) -> Response:
         body: bytes | None = None
         truncated = False
+        ctype = content_type(hop.headers)
         try:
-            if method != "HEAD" and want_body(content_type(hop.headers)):
+            if method != "HEAD" and want_body(ctype):
                 body, truncated = await hop.read(self._options.max_body_size)
             else:
                 await hop.discard()
         except BaseException:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
             raise
-        return Response(url, hop.status, hop.headers, body, chain, truncated)
+        return Response(url, hop.status, hop.headers, body, chain, truncated, ctype)
 
 
 def proxy_hosts(env: Mapping[str, str]) -> frozenset[str]:
