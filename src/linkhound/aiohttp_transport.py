@@ -81,7 +81,7 @@ class AiohttpHop:
                 parts.append(chunk)
         except TimeoutError:
             raise
-        except aiohttp.ClientError as e:
+        except (aiohttp.ClientError, OSError) as e:  # a reset mid-body
             raise network_error(e) from None
         resp.release()
         return b"".join(parts), False
@@ -99,7 +99,7 @@ class AiohttpHop:
                 resp.close()
         except TimeoutError:
             raise
-        except aiohttp.ClientError as e:
+        except (aiohttp.ClientError, OSError) as e:  # a reset mid-body
             raise network_error(e) from None
 
     def close(self) -> None:
