@@ -7,7 +7,7 @@ import gzip
 import pytest
 
 import linkhound.extract as extract_package
-from linkhound.extract import Kind, extract, extract_text, kind_for_path, kind_for_response
+from linkhound.extract import Kind, extract, extract_text, kind_for_path, kind_for_response, text_links
 from linkhound.extract.text import LineCounter, trim_url
 from linkhound.types import RawLink
 
@@ -77,12 +77,24 @@ def test_bytes_are_decoded_with_bom_and_replacement() -> None:
     assert positions("https://b.example/".encode("utf-16")) == [("https://b.example/", 1, 1)]
 
 
+def test_text_links_come_one_at_a_time_and_match_extract_text() -> None:
+    body = "\r\n".join(f"see https://h{i}.example/p{i}.html, or (http://x.example/q?{i})." for i in range(300))
+    links = text_links(body.encode())
+    first = next(links)  # the first link, before the rest of the document is looked at
+    assert first == RawLink("https://h0.example/p0.html", "text", "url", 1, 5)
+    rest = list(links)
+    assert (first, *rest) == extract_text(body.encode(), "").links
+    assert rest[-1] == RawLink("http://x.example/q?299", "text", "url", 300, 41)
+
+
 def test_line_counter_handles_offsets_in_any_order() -> None:
     counter = LineCounter("ab\ncd\nef")
     assert counter.position(7) == (3, 2)
     assert counter.position(1) == (1, 2)
     assert counter.position(3) == (2, 1)
-    assert counter.positions([0, 4, 2, 8]) == [(1, 1), (2, 2), (1, 3), (3, 3)]
+    assert [counter.position(o) for o in (0, 4, 2, 8)] == [(1, 1), (2, 2), (1, 3), (3, 3)]
+    assert counter.position(99) == (3, 3)  # past the end: the end
+    assert counter.position(-5) == (1, 1)
 
 
 # --- Kind detection ---------------------------------------------------------------------------------

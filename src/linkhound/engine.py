@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from sys import intern
 
 from .checker import CheckPolicy, HttpChecker, Outcome
 from .client import ClientOptions, HttpClient
-from .extract import Kind, extract, kind_for_path
+from .extract import Kind, extract, kind_for_path, text_links
 from .fragments import Anchors
 from .frontier import Added, Frontier
 from .host_pool import HostLimits, HostPool, HostStats
@@ -203,18 +203,26 @@ class Engine:
     async def _read_local(self, inp: Input) -> None:
         assert inp.content is not None and inp.kind is not None
         base = self._rules.local_base(inp.path) if inp.path else ""
-        extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
-        if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
-            self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
-        self._page(inp.location, 0, len(extraction.links), followed=False)
+        links: Iterable[RawLink]
+        if inp.kind is Kind.TEXT:
+            links = text_links(inp.content)  # a long URL list: its first links go out while the rest is read
+        else:
+            extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
+            if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
+                self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
+            links, base = extraction.links, extraction.base
         local = inp.path is not None
-        resolve_link = self._rules.resolver(extraction.base, local)
-        for n, raw in enumerate(extraction.links, 1):
-            self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
-            if n % _SEED_BATCH == 0:
-                await asyncio.sleep(0)
-                if self._stopping:
-                    return
+        resolve_link = self._rules.resolver(base, local)
+        n = 0
+        try:
+            for n, raw in enumerate(links, 1):
+                self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
+                if n % _SEED_BATCH == 0:
+                    await asyncio.sleep(0)
+                    if self._stopping:
+                        return
+        finally:
+            self._page(inp.location, 0, n, followed=False)  # the links read, all of them unless stopped
 
     def _follow(self, link: Link, outcome: Outcome, page: ParsedPage) -> None:
         response = outcome.response

@@ -13,7 +13,7 @@ from .css import extract_css
 from .html import extract_html
 from .sitemap import extract_sitemap, robots_sitemaps
 from .slug import Slugger, github_slug
-from .text import extract_text
+from .text import extract_text, text_links
 
 __all__ = [
     "Kind",
@@ -28,6 +28,7 @@ __all__ = [
     "kind_for_path",
     "kind_for_response",
     "robots_sitemaps",
+    "text_links",
 ]
 
 

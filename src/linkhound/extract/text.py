@@ -20,6 +20,7 @@ _URL = re.compile(
 )
 _TRAILING = ".,:;!?*_~'\""  # GFM's autolink rule, plus quotes: punctuation that ends a sentence, not a URL
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
+_ENDS_SENTENCE = frozenset(_TRAILING + "".join(_CLOSERS))  # the last characters trim_url may drop
 
 
 def decode_bytes(body: bytes | str, default: str = "utf-8") -> str:
@@ -42,41 +43,26 @@ def normalize_newlines(text: str) -> str:
 class LineCounter:
     """Maps character offsets to 1-based (line, column); O(n) over a document when offsets ascend."""
 
-    __slots__ = ("_text", "_offset", "_line", "_line_start")
+    __slots__ = ("_text", "_count", "_rfind", "_offset", "_line", "_line_start")
 
     def __init__(self, text: str) -> None:
         self._text = text
+        self._count, self._rfind = text.count, text.rfind
         self._offset = 0
         self._line = 1
         self._line_start = 0
 
     def position(self, offset: int) -> tuple[int, int]:
-        offset = max(0, min(offset, len(self._text)))
-        if offset < self._offset:  # went backwards: count again from the start (rare)
-            self._offset, self._line, self._line_start = 0, 1, 0
-        newlines = self._text.count("\n", self._offset, offset)
+        if offset < self._offset or offset > len(self._text):
+            offset = max(0, min(offset, len(self._text)))
+            if offset < self._offset:  # went backwards: count again from the start (rare)
+                self._offset, self._line, self._line_start = 0, 1, 0
+        newlines = self._count("\n", self._offset, offset)
         if newlines:
             self._line += newlines
-            self._line_start = self._text.rfind("\n", self._offset, offset) + 1
+            self._line_start = self._rfind("\n", self._offset, offset) + 1
         self._offset = offset
         return self._line, offset - self._line_start + 1
-
-    def positions(self, offsets: list[int]) -> list[tuple[int, int]]:
-        """position() of each offset, in a loop tight enough for thousands of links."""
-        text, count, rfind = self._text, self._text.count, self._text.rfind
-        line, line_start, previous = 1, 0, 0
-        result = []
-        for offset in offsets:
-            offset = max(0, min(offset, len(text)))
-            if offset < previous:
-                line, line_start, previous = 1, 0, 0
-            newlines = count("\n", previous, offset)
-            if newlines:
-                line += newlines
-                line_start = rfind("\n", previous, offset) + 1
-            previous = offset
-            result.append((line, offset - line_start + 1))
-        return result
 
 
 def trim_url(url: str) -> str:
@@ -94,23 +80,28 @@ def trim_url(url: str) -> str:
 def find_urls(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, str]]:
     """Yield (offset, url) for every URL with a scheme in text[start:end]."""
     for match in _URL.finditer(text, start, len(text) if end is None else end):
-        url = trim_url(match.group())
+        url = match.group()
+        if url[-1] in _ENDS_SENTENCE:
+            url = trim_url(url)
         scheme_end = url.find(":") + 1
         if url[scheme_end:].strip("/"):
             yield match.start(), url
 
 
-def links_at(text: str, found: Iterable[tuple[int, str]], element: str, attribute: str) -> list[RawLink]:
-    """RawLinks for (offset, url) pairs of `text`, offsets ascending."""
+def links_at(text: str, found: Iterable[tuple[int, str]], element: str, attribute: str) -> Iterator[RawLink]:
+    """RawLinks for (offset, url) pairs of `text`, offsets ascending, made as they are asked for."""
     lines = LineCounter(text)
-    links = []
     for offset, url in found:
         line, column = lines.position(offset)
-        links.append(RawLink(url, element, attribute, line, column))
-    return links
+        yield RawLink(url, element, attribute, line, column)
+
+
+def text_links(body: bytes | str) -> Iterator[RawLink]:
+    """extract_text's links one at a time, so a caller can act on the first of a long URL list at once."""
+    text = normalize_newlines(decode_bytes(body))
+    return links_at(text, find_urls(text), "text", "url")
 
 
 def extract_text(body: bytes | str, base: str) -> Extraction:
     """Every http(s), ftp, file and mailto URL in a plain-text document, with its position."""
-    text = normalize_newlines(decode_bytes(body))
-    return Extraction(links=tuple(links_at(text, find_urls(text), "text", "url")), base=base)
+    return Extraction(links=tuple(text_links(body)), base=base)
