@@ -19,13 +19,14 @@ _CHUNK = 256 * 1024
 
 
 class ReqwestHop:
-    __slots__ = ("_request", "_resp", "_closed")
+    __slots__ = ("_request", "_resp", "_closed", "_bodiless")
 
-    def __init__(self, request: StreamRequest, resp: RqResponse) -> None:
+    def __init__(self, request: StreamRequest, resp: RqResponse, bodiless: bool) -> None:
         # the streamed request: leaving its context releases the connection
         self._request: StreamRequest | None = request
         self._resp = resp
         self._closed = False
+        self._bodiless = bodiless  # the answer to a HEAD: nothing to drain, whatever Content-Length says
 
     @property
     def status(self) -> int:
@@ -58,7 +59,7 @@ class ReqwestHop:
         return b"".join(parts), False
 
     async def discard(self) -> None:
-        length = self._resp.headers.get("content-length")
+        length = None if self._bodiless else self._resp.headers.get("content-length")
         try:
             if length is not None and length.isdigit() and int(length) <= DRAIN_LIMIT:
                 await self._resp.body_reader.bytes()  # drained, the connection goes back to the pool
@@ -119,7 +120,7 @@ class ReqwestTransport:
             raise _timeout_or_network(e) from None
         except ValueError as e:  # the URL (or a header) that reqwest won't send
             raise NetworkError(f"invalid URL: {e}", transient=False) from None
-        return ReqwestHop(request, resp)
+        return ReqwestHop(request, resp, bodiless=method == "HEAD")
 
 
 def _timeout_or_network(e: rq.RequestError) -> Exception:
