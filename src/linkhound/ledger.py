@@ -139,8 +139,10 @@ class Ledger:
         out: list[Result] = []
         for t in self._done:
             assert t.result is not None
-            if not t.refs and not t.fragment_refs:
-                continue  # adopted, and no link ever named it
+            if not t.fragment_refs:  # by far the most common: one result, its references as they are
+                if t.refs:  # (none: adopted, and no link ever named it)
+                    out.append(_with_refs(t.result, tuple(t.refs)))
+                continue
             broken = t.broken_fragments if t.result.status.is_ok else {}
             out.append(_with_refs(t.result, self._all_refs(t, broken)))
             for fragment in sorted(broken):
