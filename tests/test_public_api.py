@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from aiohttp import web
 
@@ -42,3 +45,24 @@ async def test_a_run_holds_back_full_collections_and_restores_the_thresholds(sit
     assert report.summary.success
     assert seen and seen[0][0] >= 50_000 and seen[0][2] >= 1_000  # raised while the run was going on
     assert gc.get_threshold() == before  # and put back after
+
+
+async def test_a_url_list_run_loads_no_parser_cookie_or_proxy_machinery(site: Site, tmp_path: Path) -> None:
+    # Start-up time is the sum of what gets imported: a run that reads no HTML, no config file, no cookie and
+    # no proxy setting shouldn't load the modules that only those need.
+    site.page("/a", "ok")
+    site.page("/b", "ok")
+    (tmp_path / "urls.txt").write_text(f"{site.url('/a')}\n{site.url('/b')}\n")
+    lazy = ["linkhound.extract.html", "selectolax.lexbor", "tomllib", "http.cookiejar", "urllib.request",
+            "email.utils", "multidict", "aiohttp"]
+    code = (
+        "import sys, linkhound.cli\n"
+        "code = linkhound.cli.main(['--format', 'json', '--output', 'out.json', 'urls.txt'])\n"
+        f"print(code, [m for m in {lazy!r} if m in sys.modules])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code, cwd=tmp_path, env=env,
+                                                stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().strip() == "0 []"
+    assert site.hits("/a") == site.hits("/b") == 1

@@ -7,7 +7,6 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from http import HTTPStatus
 from typing import NamedTuple
 
@@ -134,6 +133,8 @@ def parse_retry_after(value: str | None) -> float | None:
     value = value.strip()
     if value.isdigit():
         return float(value)
+    from email.utils import parsedate_to_datetime  # an HTTP-date: rare, and email.utils is slow to load
+
     try:
         when = parsedate_to_datetime(value)
     except (TypeError, ValueError):

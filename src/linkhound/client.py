@@ -4,17 +4,18 @@ which."""
 
 from __future__ import annotations
 
-import urllib.request
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
-
-from multidict import CIMultiDict
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cookies import Cookies
 from .filters import AddressExcluded, AddressFilter
 from .settings import BasicAuth
 from .urls import host_of, hostname_of, resolve
+
+if TYPE_CHECKING:
+    from multidict import CIMultiDict
 
 # Headers given with --header that carry credentials: sent to the link's own host, never to a redirect
 # target on another host.
@@ -133,7 +134,7 @@ class HttpClient:
         self._cookies = Cookies(options.cookie_jar)
         self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in _CREDENTIAL_HEADERS}
         # HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once per run (a lookup per request otherwise)
-        env = urllib.request.getproxies_environment()
+        env = proxy_environment()
         self._proxies = {k: v for k, v in env.items() if k in ("http", "https")}
         self._no_proxy = env.get("no", "")
         self._proxy_cache: dict[str, str | None] = {}
@@ -211,6 +212,8 @@ class HttpClient:
         scheme_host = url[: url.find("/", url.find("//") + 2)] if url.count("/") > 2 else url
         if scheme_host not in self._proxy_cache:
             proxy = self._proxies.get(url.split(":", 1)[0].lower())
+            import urllib.request
+
             bypass = self._no_proxy and urllib.request.proxy_bypass_environment(  # type: ignore[attr-defined]
                 hostname_of(url), {"no": self._no_proxy}
             )
@@ -223,6 +226,8 @@ class HttpClient:
         o = self._options
         if not (self._credential_headers or o.host_headers or o.credentials or self._cookies.any):
             return None  # the common case: nothing depends on the hop
+        from multidict import CIMultiDict
+
         host = host_of(url).lower()
         out: CIMultiDict[str] = CIMultiDict()
         if host == host_of(origin).lower():
@@ -253,6 +258,16 @@ class HttpClient:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
             raise
         return Response(url, hop.status, hop.headers, body, chain, truncated, ctype)
+
+
+def proxy_environment() -> dict[str, str]:
+    """urllib's getproxies_environment() ({"http": ..., "no": ...}), without loading urllib.request (and with it
+    http.client and email) when no *_proxy variable is set, as in most runs."""
+    if not any(name[-6:].lower() == "_proxy" for name in os.environ):
+        return {}
+    import urllib.request
+
+    return urllib.request.getproxies_environment()
 
 
 def proxy_hosts(env: Mapping[str, str]) -> frozenset[str]:

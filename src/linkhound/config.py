@@ -12,7 +12,6 @@ import difflib
 import json
 import os
 import re
-import tomllib
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -116,6 +115,8 @@ def read_ignore_file(path: str) -> tuple[str, ...]:
 
 
 def _read_toml(path: str) -> dict[str, Any]:
+    import tomllib  # only when there is a file to read
+
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)

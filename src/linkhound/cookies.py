@@ -3,18 +3,22 @@ Netscape cookies.txt file (the format curl and browser extensions write)."""
 
 from __future__ import annotations
 
-import email.message
-import http.cookiejar
 import os
-import urllib.request
+from typing import TYPE_CHECKING
 
 from .exceptions import OptionError
+
+if TYPE_CHECKING:
+    import email.message
+    import http.cookiejar
 
 
 class _Headers:
     """The one method http.cookiejar asks of a response: info(), a message with its Set-Cookie headers."""
 
     def __init__(self, set_cookies: list[str]) -> None:
+        import email.message
+
         self._message = email.message.Message()
         for value in set_cookies:
             self._message["Set-Cookie"] = value  # appends: a message keeps repeated headers
@@ -28,8 +32,18 @@ class Cookies:
 
     def __init__(self, path: str | None = None) -> None:
         self.path = path
-        self._jar = http.cookiejar.MozillaCookieJar()
+        self._made: http.cookiejar.MozillaCookieJar | None = None
         self.any = False  # whether the jar ever held a cookie: len(jar) walks every cookie, per request
+
+    @property
+    def _jar(self) -> http.cookiejar.MozillaCookieJar:
+        """Made on first use: most runs never see a cookie, and http.cookiejar and urllib.request take a while
+        to load."""
+        if self._made is None:
+            import http.cookiejar
+
+            self._made = http.cookiejar.MozillaCookieJar()
+        return self._made
 
     def load(self) -> None:
         """Read the jar file if it exists (a missing file is an empty jar, written at the end)."""
@@ -40,6 +54,8 @@ class Cookies:
             raise OptionError("cookie_jar", f"{self.path}: can't write here")
         if not os.path.exists(self.path):
             return
+        import http.cookiejar
+
         try:
             self._jar.load(self.path, ignore_discard=True, ignore_expires=True)
         except (OSError, http.cookiejar.LoadError, UnicodeDecodeError) as e:
@@ -62,6 +78,8 @@ class Cookies:
         """The Cookie header for a request to url, or None."""
         if not self.any:
             return None
+        import urllib.request
+
         request = urllib.request.Request(url)
         self._jar.add_cookie_header(request)
         return request.get_header("Cookie")
@@ -69,11 +87,13 @@ class Cookies:
     def store(self, url: str, set_cookies: list[str]) -> None:
         """Keep the cookies a response from url set."""
         if set_cookies:
+            import urllib.request
+
             self._jar.extract_cookies(_Headers(set_cookies), urllib.request.Request(url))  # type: ignore[arg-type]
             self.any = self.any or len(self._jar) > 0
 
     def __len__(self) -> int:
-        return len(self._jar)
+        return len(self._made) if self._made is not None else 0
 
 
 def _why(e: BaseException) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +54,8 @@ def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]
 
 
 def load_host_config(path: str) -> dict[str, HostSettings]:
+    import tomllib  # only with --host-config
+
     try:
         with open(path, "rb") as f:
             data = tomllib.load(f)

@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from ..types import Extraction
 from .css import extract_css
-from .html import extract_html
 from .sitemap import extract_sitemap, robots_sitemaps
 from .slug import Slugger, github_slug
 from .text import extract_text, text_links
@@ -112,6 +111,8 @@ def kind_for_response(content_type: str, body: bytes, url: str) -> Kind | None:
 def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -> Extraction:
     """Extract the links and anchors of one document of the given kind; pure, never raises on bad input."""
     if kind is Kind.HTML:
+        from .html import extract_html  # selectolax loads only for a run that reads HTML
+
         return extract_html(body, base)
     if kind is Kind.MARKDOWN:
         from .markdown import extract_markdown  # markdown-it loads only for a run that reads Markdown
@@ -127,4 +128,8 @@ def __getattr__(name: str) -> Any:
         from .markdown import extract_markdown
 
         return extract_markdown
+    if name == "extract_html":
+        from .html import extract_html
+
+        return extract_html
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
