@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from aiohttp import web
 
 import linkhound
 from linkhound import Status
-from server import Site, html
+from server import Site, SiteFactory, html
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -178,6 +179,59 @@ async def test_requests_start_while_a_long_url_list_is_still_being_read(site: Si
     report = await engine.run(_inputs([str(listing)], None, settings))
     assert report.summary.success and len(site.requests) == 3000
     assert known_at_first_request and known_at_first_request[0] < 3000  # the list wasn't read to the end first
+
+
+async def test_a_long_url_list_is_read_about_as_fast_as_it_is_checked(site: Site, tmp_path: Path) -> None:
+    from linkhound.api import _inputs, make_settings
+    from linkhound.engine import Engine
+
+    settings = make_settings(max_concurrency=4)
+    engine = Engine(settings)
+    known_at: dict[int, int] = {}
+
+    async def ok(request: web.Request) -> web.StreamResponse:
+        known_at[len(site.requests)] = engine.known()  # links read so far, as the n-th request arrives
+        return web.Response(text="ok")
+
+    site.prefixes["/p"] = ok
+    listing = tmp_path / "urls.txt"
+    listing.write_text("\n".join(site.url(f"/p{i}") for i in range(3000)) + "\n")
+    report = await engine.run(_inputs([str(listing)], None, settings))
+    assert report.summary.success and len(site.requests) == 3000
+    # read ahead by a couple of hundred links at most, not the whole list at once
+    assert all(known - n <= 300 for n, known in known_at.items()), max(k - n for n, k in known_at.items())
+
+
+async def test_a_slow_host_at_the_head_of_a_list_does_not_hold_up_the_rest(
+    make_site: SiteFactory, tmp_path: Path
+) -> None:
+    slow, fast = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    rest_seen = asyncio.Event()
+    slow_asked_by_then: list[int] = []
+
+    async def held(request: web.Request) -> web.StreamResponse:
+        # answers once the other host's links were all asked for, which they can only be if they were read
+        # while this host's long queue waited on its single slot
+        try:
+            await asyncio.wait_for(rest_seen.wait(), 10)
+        except TimeoutError:
+            rest_seen.set()  # held up after all: the test fails below, without waiting on each of the 600
+        return web.Response(text="ok")
+
+    async def quick(request: web.Request) -> web.StreamResponse:
+        if len(fast.requests) == 20:
+            slow_asked_by_then.append(len(slow.requests))
+            rest_seen.set()
+        return web.Response(text="ok")
+
+    slow.prefixes["/s"] = held
+    fast.prefixes["/f"] = quick
+    listing = tmp_path / "urls.txt"
+    urls = [slow.url(f"/s{i}") for i in range(600)] + [fast.url(f"/f{i}") for i in range(20)]
+    listing.write_text("\n".join(urls) + "\n")
+    report = await linkhound.check([str(listing)], max_concurrency=4, host_concurrency=1)
+    assert report.summary.success and len(fast.requests) == 20
+    assert slow_asked_by_then == [1]  # the slow host's first request was still waiting
 
 
 async def test_tls_certificates_are_verified_unless_insecure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -45,6 +45,7 @@ _PARSABLE = frozenset(
 _INPUT = "(input)"
 _NO_REF = Reference("", 0, 0, "", "", "")
 _SEED_BATCH = 100  # links added from the inputs between two chances for requests to go out
+_READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
 MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
 
 
@@ -116,6 +117,7 @@ class Engine:
         self._caps: set[str] = set()
         self._variants: dict[str, int] = {}  # path -> query strings crawled (MAX_QUERY_VARIANTS at most)
         self._stopping = False
+        self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * settings.max_concurrency)
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -219,6 +221,7 @@ class Engine:
                 self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
                 if n % _SEED_BATCH == 0:
                     await asyncio.sleep(0)
+                    await self._scheduler.room(self._read_ahead)
                     if self._stopping:
                         return
         finally:

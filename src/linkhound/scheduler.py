@@ -32,6 +32,9 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._stopped = False
         self._sources = 0  # producers still adding links (seeding): the run isn't over while one is open
+        self._room = asyncio.Event()  # a producer held by room() may add more
+        self._room_at = 0  # ... once fewer links than this are queued
+        self._starved = False  # next() has a free slot and nothing it may take
 
     def host_ready(self, host: str) -> None:
         """The frontier calls this when a host's queue goes from empty to not empty."""
@@ -59,6 +62,16 @@ class Scheduler:
         """Take no new work; next() returns None from now on."""
         self._stopped = True
         self._wake.set()
+        self._room.set()
+
+    async def room(self, most: int) -> None:
+        """Hold a producer while `most` links or more are queued and the requests have work to take: a long
+        input is then read about as fast as its links are checked, instead of all at once while the first
+        responses wait for the loop. A queue held up by busy or rate-limited hosts never holds it."""
+        while len(self._frontier) >= most and not self._starved and not self._stopped:
+            self._room_at = most
+            self._room.clear()
+            await self._room.wait()
 
     async def next(self) -> Link | None:
         """The next link to check, with its host slot and a global slot taken; None when the run is over."""
@@ -68,7 +81,12 @@ class Scheduler:
                 link = self._take()
                 if link is not None:
                     self._free -= 1
+                    self._starved = False
+                    if len(self._frontier) < self._room_at:
+                        self._room.set()
                     return link
+                self._starved = True  # a free slot and nothing to take: whoever can add links, should
+                self._room.set()
             if self._frontier.unfinished == 0 and self._sources == 0:
                 return None
             timeout = self._timed[0][0] - time.monotonic() if self._timed and self._free > 0 else None
