@@ -42,16 +42,17 @@ def reference_record(ref: Reference) -> Record:
 
 
 def result_record(result: Result) -> Record:
+    refs = result.references  # most often one: nothing to sort
     return {
         "url": result.url,
-        "status": result.status.value,
+        "status": result.status._value_,  # .value, without the enum property's cost (once per URL)
         "code": result.code,
         "reason": result.reason,
         "redirects": list(result.redirects),
         "duration": round(result.elapsed, 3),
         "depth": result.depth,
         "content_type": result.content_type,
-        "references": [reference_record(r) for r in sorted_refs(result.references)],
+        "references": [reference_record(r) for r in (sorted_refs(refs) if len(refs) > 1 else refs)],
     }
 
 
