@@ -21,9 +21,9 @@ _CHUNK = 256 * 1024
 class ReqwestHop:
     __slots__ = ("_request", "_resp", "_closed", "_bodiless")
 
-    def __init__(self, request: StreamRequest, resp: RqResponse, bodiless: bool) -> None:
-        # the streamed request: leaving its context releases the connection
-        self._request: StreamRequest | None = request
+    def __init__(self, request: StreamRequest | None, resp: RqResponse, bodiless: bool) -> None:
+        # the streamed request: leaving its context releases the connection (None: a HEAD, already complete)
+        self._request = request
         self._resp = resp
         self._closed = False
         self._bodiless = bodiless  # the answer to a HEAD: nothing to drain, whatever Content-Length says
@@ -41,6 +41,8 @@ class ReqwestHop:
 
     async def read(self, limit: int) -> tuple[bytes, bool]:
         # The cap counts decompressed bytes, so a compression bomb stops at the limit too.
+        if self._bodiless:
+            return b"", False
         reader = self._resp.body_reader
         parts: list[bytes] = []
         size = 0
@@ -114,6 +116,8 @@ class ReqwestTransport:
             builder = self._client.request(method, url)
             if headers:
                 builder = builder.headers(dict(headers.items()))
+            if method == "HEAD":  # no body to stream: one round trip through the runtime, not two
+                return ReqwestHop(None, await builder.build().send(), bodiless=True)
             request = builder.build_streamed()
             resp = await request.__aenter__()
         except rq.RequestError as e:
