@@ -124,7 +124,7 @@ class ReqwestTransport:
             raise _timeout_or_network(e) from None
         except ValueError as e:  # the URL (or a header) that reqwest won't send
             raise NetworkError(f"invalid URL: {e}", transient=False) from None
-        return ReqwestHop(request, resp, bodiless=method == "HEAD")
+        return ReqwestHop(request, resp, bodiless=False)
 
 
 def _timeout_or_network(e: rq.RequestError) -> Exception:
