@@ -17,7 +17,8 @@ Scenarios
 
 Environment
     TOOLS="linkhound lychee"  tools to run (default: the scenario's list)
-    RUNS=3                    repetitions per tool (a tool is repeated only while a run took < REPEAT_BELOW s)
+    RUNS=3                    rounds; each runs every tool once (a tool is repeated only while a run took
+                              < REPEAT_BELOW s)
     REPEAT_BELOW=120
     TIMEOUT=600               per-run limit in seconds (LinkChecker: LINKCHECKER_TIMEOUT, default 300);
                               a run that hits it is recorded with timed_out=true
@@ -468,12 +469,16 @@ def run_scenario(name: str) -> None:
     sc.prepare()
     tools = os.environ.get("TOOLS", "").split() or sc.default_tools
     print(f"== {name}: tools={' '.join(tools)} runs<={RUNS} conc={CONC} timeout={TIMEOUT}s", flush=True)
+    known = sc.tools(WORK)
+    for tool in tools:
+        if tool not in known:
+            print(f"  {tool}: not part of {name}")
+    active = [t for t in tools if t in known]
     with sc.server() if sc.server else contextlib.nullcontext() as pid:
-        for tool in tools:
-            if tool not in sc.tools(WORK):
-                print(f"  {tool}: not part of {name}")
-                continue
-            for i in range(1, RUNS + 1):
+        # Round by round (each tool once per round), not one tool's runs back to back: this machine's speed
+        # drifts over minutes, and a drift then lands on every tool alike instead of on one.
+        for i in range(1, RUNS + 1):
+            for tool in list(active):
                 rec = run_once(sc, tool, i, pid)
                 record(rec)
                 print("  {tool:12s} run{run} rc={rc:<3} wall={wall_s:8.2f}s cpu={cpu_s:7.2f}s rss={maxrss_mb:7.1f}MB "
@@ -483,7 +488,7 @@ def run_scenario(name: str) -> None:
                           server="-" if rec["server_cpu_s"] is None else rec["server_cpu_s"],
                           **rec), flush=True)
                 if rec["timed_out"] or float(rec["wall_s"]) >= REPEAT_BELOW:  # type: ignore[arg-type]
-                    break
+                    active.remove(tool)
 
 
 def main(argv: list[str]) -> int:
