@@ -18,7 +18,7 @@ SERVER=""
 if [[ "$SCENARIO" != local-* ]]; then
     python3 "$HERE/run.py" serve "$SCENARIO" > "$P/serve.log" 2>&1 &
     SERVER=$!
-    trap 'kill -INT $SERVER 2>/dev/null; wait $SERVER 2>/dev/null || true' EXIT
+    trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER 2>/dev/null || true' EXIT
     for _ in $(seq 300); do grep -q serving "$P/serve.log" 2>/dev/null && break; sleep 0.2; done
 fi
 SPY="$PEERS/venv/bin/py-spy"

@@ -509,8 +509,10 @@ def main(argv: list[str]) -> int:
         if sc.server is None:
             print("no server for", argv[2])
             return 1
+        # SIGTERM stops it as Ctrl+C does, servers and all (a background job of a script ignores SIGINT)
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         with sc.server() as pid:
-            print(f"serving {argv[2]} (pid {pid}); Ctrl+C stops", flush=True)
+            print(f"serving {argv[2]} (pid {pid}); Ctrl+C or SIGTERM stops", flush=True)
             with contextlib.suppress(KeyboardInterrupt):
                 signal.pause()
         return 0
