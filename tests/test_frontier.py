@@ -111,6 +111,33 @@ async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
     assert await asyncio.wait_for(scheduler.next(), 1) is None
 
 
+async def test_a_finished_link_hands_its_slot_to_the_next_one_within_the_limits() -> None:
+    """done_and_next: the worker that finished a link goes on with the next, as next() would have chosen it:
+    a host's cap and rate still hold, and nothing is taken after stop()."""
+    clock = Clock()
+    pool = HostPool(HostLimits(concurrency=1), overrides={"slow.test": HostLimits(concurrency=4, rate=1.0)},
+                    clock=clock)
+    scheduler: Scheduler
+    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
+    scheduler = Scheduler(frontier, pool, max_concurrency=3)
+    for i in range(2):
+        frontier.add(link(f"/s{i}", host="slow.test"))
+    for i in range(3):
+        frontier.add(link(f"/a{i}", host="a.test"))
+    s0, a0 = await scheduler.next(), await scheduler.next()
+    assert s0 is not None and s0.url.endswith("/s0") and a0 is not None and a0.url.endswith("/a0")
+    # a slot is free, but slow.test's next token is 1 s away and a.test is at its cap (a0 in flight)
+    assert scheduler.done_and_next(s0) is None
+    a1 = scheduler.done_and_next(a0)  # a.test's slot passes straight to its next link
+    assert a1 is not None and a1.url.endswith("/a1")
+    clock.now += 1.0
+    third = scheduler.done_and_next(a1)
+    assert third is not None and third.url.rsplit("/", 1)[1] in ("a2", "s1")
+    scheduler.stop()
+    assert scheduler.done_and_next(third) is None  # stopped: no new work
+    assert frontier.unfinished == 1 and len(frontier) == 1
+
+
 def test_rate_limit_reset_headers() -> None:
     import time
 

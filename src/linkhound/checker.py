@@ -56,11 +56,11 @@ class HttpChecker:
         self._pool = pool
         self._policy = policy
 
-    async def check(self, url: str, method: str, want_body: Callable[[str], bool]) -> Outcome:
-        """Check url with method ("GET" or "HEAD"); the caller holds the host's slot."""
+    async def check(self, url: str, method: str, want_body: Callable[[str], bool], host: str = "") -> Outcome:
+        """Check url with method ("GET" or "HEAD"); the caller holds the slot of its host (host_of(url))."""
         policy = self._policy
-        accept = policy.accepted(url)
-        host = host_of(url)
+        accept = policy.accepted(url) if policy.status_rules else policy.accept
+        host = host or host_of(url)
         started = time.monotonic()
         attempt = 0
         while True:

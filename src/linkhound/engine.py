@@ -137,7 +137,7 @@ class Engine:
         self._scheduler.open_source()
         seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
         while (link := await self._scheduler.next()) is not None:
-            self._spawn(self._visit(link))
+            self._spawn(self._work(link))
         await self._drain()
         await seeding  # its error, if any, ends the run
 
@@ -157,6 +157,16 @@ class Engine:
         self._stopping = True
         self._scheduler.stop()
 
+    async def _work(self, link: Link | None) -> None:
+        """Check links until none may be taken right away: one task serves many links in a row."""
+        while link is not None:
+            try:
+                await self._visit(link)
+            except BaseException:  # cancelled: the link is still done, or the run would never end
+                self._scheduler.done(link)
+                raise
+            link = self._scheduler.done_and_next(link)  # its children were added first
+
     async def _visit(self, link: Link) -> None:
         target = self._ledger.target(link.key)
         try:
@@ -171,8 +181,6 @@ class Engine:
             self._maybe_refetch(target)
         except Exception as e:  # a bug must not end the run: the link gets an error result
             self._ledger.checked(target, Result(link.url, Status.ERROR, None, f"internal error: {e!r}"))
-        finally:
-            self._scheduler.done(link)  # ... then the parent is done
 
     # -- seeding and following ------------------------------------------------------------------------
 
@@ -386,7 +394,7 @@ class Engine:
         want = target.want_body
         target.body_asked = want  # links that want its anchors from now on may need one more GET
         method = "GET" if want or self.settings.method == "get" else "HEAD"
-        return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE)
+        return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE, link.host)
 
     async def _parse(self, link: Link, target: Target, outcome: Outcome) -> ParsedPage | None:
         response = outcome.response

@@ -96,11 +96,32 @@ class Scheduler:
 
     def done(self, link: Link) -> None:
         """A link taken from next() is finished (its children already added)."""
+        self._release(link)
+        self._wake.set()
+
+    def done_and_next(self, link: Link) -> Link | None:
+        """done(link), then the next link, if one may be taken right now: the worker that finished one link
+        goes on with the next, without a new task or a turn of next()."""
+        self._release(link)
+        if not self._stopped:
+            link2 = self._take()
+            if link2 is not None:
+                self._free -= 1
+                self._starved = False
+                if len(self._frontier) < self._room_at:
+                    self._room.set()
+                return link2
+        self._wake.set()
+        return None
+
+    def _release(self, link: Link) -> None:
         host = link.host or host_of(link.url)
         self._pool.release(host)
         self._free += 1
         self._frontier.done(link)
-        self.wake_host(host)
+        if host in self._capped:
+            self._capped.discard(host)
+            self._ready.append(host)
 
     def _take(self) -> Link | None:
         now = time.monotonic()
