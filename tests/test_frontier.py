@@ -71,11 +71,17 @@ def test_concurrency_cap_and_retry_after_block_only_that_host() -> None:
     assert pool.try_acquire("a") == 0.0
 
 
-async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
-    pool = HostPool(HostLimits(concurrency=10), overrides={"slow.test": HostLimits(concurrency=1, rate=0.5)})
+def scheduled(pool: HostPool, max_concurrency: int) -> tuple[Frontier, Scheduler]:
+    """A frontier and the scheduler over it, wired as the engine wires them."""
     scheduler: Scheduler
     frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
-    scheduler = Scheduler(frontier, pool, max_concurrency=4)
+    scheduler = Scheduler(frontier, pool, max_concurrency)
+    return frontier, scheduler
+
+
+async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
+    pool = HostPool(HostLimits(concurrency=10), overrides={"slow.test": HostLimits(concurrency=1, rate=0.5)})
+    frontier, scheduler = scheduled(pool, max_concurrency=4)
     for i in range(3):
         frontier.add(link(f"/s{i}", host="slow.test"))
     for i in range(20):
@@ -92,10 +98,7 @@ async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
 
 
 async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
-    pool = HostPool(HostLimits())
-    scheduler: Scheduler
-    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
-    scheduler = Scheduler(frontier, pool, max_concurrency=2)
+    frontier, scheduler = scheduled(HostPool(HostLimits()), max_concurrency=2)
     frontier.add(link("/a"))
     a = await scheduler.next()
     assert a is not None
@@ -117,9 +120,7 @@ async def test_a_finished_link_hands_its_slot_to_the_next_one_within_the_limits(
     clock = Clock()
     pool = HostPool(HostLimits(concurrency=1), overrides={"slow.test": HostLimits(concurrency=4, rate=1.0)},
                     clock=clock)
-    scheduler: Scheduler
-    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
-    scheduler = Scheduler(frontier, pool, max_concurrency=3)
+    frontier, scheduler = scheduled(pool, max_concurrency=3)
     for i in range(2):
         frontier.add(link(f"/s{i}", host="slow.test"))
     for i in range(3):

@@ -45,9 +45,7 @@ class Scheduler:
 
     def wake_host(self, host: str) -> None:
         """A host the pool refused outright (held, or at its cap) may be asked again."""
-        if host in self._capped:
-            self._capped.discard(host)
-            self._ready.append(host)
+        self._uncap(host)
         self._wake.set()
 
     def open_source(self) -> None:
@@ -80,10 +78,6 @@ class Scheduler:
             if self._free > 0:
                 link = self._take()
                 if link is not None:
-                    self._free -= 1
-                    self._starved = False
-                    if len(self._frontier) < self._room_at:
-                        self._room.set()
                     return link
                 self._starved = True  # a free slot and nothing to take: whoever can add links, should
                 self._room.set()
@@ -103,27 +97,34 @@ class Scheduler:
         """done(link), then the next link, if one may be taken right now: the worker that finished one link
         goes on with the next, without a new task or a turn of next()."""
         self._release(link)
-        if not self._stopped:
-            link2 = self._take()
-            if link2 is not None:
-                self._free -= 1
-                self._starved = False
-                if len(self._frontier) < self._room_at:
-                    self._room.set()
-                return link2
-        self._wake.set()
-        return None
+        following = None if self._stopped else self._take()
+        if following is None:
+            self._wake.set()  # the slot is free for next()
+        return following
 
     def _release(self, link: Link) -> None:
         host = link.host or host_of(link.url)
         self._pool.release(host)
         self._free += 1
         self._frontier.done(link)
+        self._uncap(host)
+
+    def _uncap(self, host: str) -> None:
         if host in self._capped:
             self._capped.discard(host)
             self._ready.append(host)
 
     def _take(self) -> Link | None:
+        """A link whose host may be asked now, with its host slot and a global slot taken; None if none may."""
+        link = self._pop_ready()
+        if link is not None:
+            self._free -= 1
+            self._starved = False
+            if len(self._frontier) < self._room_at:
+                self._room.set()
+        return link
+
+    def _pop_ready(self) -> Link | None:
         now = time.monotonic()
         while self._timed and self._timed[0][0] <= now:
             self._ready.append(heapq.heappop(self._timed)[1])
