@@ -12,8 +12,8 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
-from .client import DRAIN_LIMIT, ClientOptions, NetworkError
 from .filters import AddressExcluded, AddressFilter, parse_ip
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError
 
 
 class ExcludingResolver(AbstractResolver):

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from .client import Headers, HttpClient, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
 from .host_pool import HostPool
-from .settings import StatusRule
+from .settings import Settings, StatusRule
 from .status import Status
 from .urls import host_of
 
@@ -43,6 +43,10 @@ class CheckPolicy:
     retry_backoff: float
     max_retry_wait: float
     status_rules: tuple[StatusRule, ...] = ()  # --accept-for / [[status]]: more codes for some URLs
+
+    @classmethod
+    def from_settings(cls, s: Settings) -> CheckPolicy:
+        return cls(s.accept, s.max_retries, s.retry_backoff, s.max_retry_wait, s.status_rules)
 
     def accepted(self, url: str) -> frozenset[int]:
         """The accepted codes for url: --accept plus those of every status rule that finds it."""

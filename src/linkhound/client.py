@@ -1,28 +1,33 @@
-"""The HTTP stack of a run, composed once: a transport (one pooled connection set), redirects followed by hand,
-per-hop credentials and cookies, body caps. The transport is aiohttp or reqwest; nothing past this module knows
-which."""
+"""The HTTP client of a run: redirects followed by hand, per-hop credentials and cookies, body caps, over one
+transport handed in (or composed here, in `default_transport`: reqwest, or aiohttp where an address filter
+needs its resolver). Nothing past this module knows which stack runs."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .cookies import Cookies
-from .filters import AddressExcluded, AddressFilter
-from .settings import BasicAuth
-from .urls import host_of, hostname_of, resolve
+from .filters import AddressExcluded
+from .settings import Settings
+from .transport import (
+    CREDENTIAL_HEADERS,
+    ClientOptions,
+    Headers,
+    Hop,
+    NetworkError,
+    Transport,
+    content_type,
+)
+from .urls import host_of, hostname_of, resolve, scheme_of
+from .version import user_agent
 
 if TYPE_CHECKING:
     from multidict import CIMultiDict
 
-# Headers given with --header that carry credentials: sent to the link's own host, never to a redirect
-# target on another host.
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
-# Read and drop bodies up to this size to keep the connection alive; larger ones close it.
-DRAIN_LIMIT = 64 * 1024
 AUTO_BACKEND = "reqwest"  # what auto means where both stacks can do the job
+__all__ = ["ClientOptions", "Headers", "HttpClient", "NetworkError", "RedirectError", "Response", "Transport"]
 
 
 class RedirectError(Exception):
@@ -31,49 +36,6 @@ class RedirectError(Exception):
     def __init__(self, reason: str, chain: tuple[str, ...]) -> None:
         super().__init__(reason)
         self.chain = chain
-
-
-class NetworkError(Exception):
-    """A request that got no answer: refused, reset, DNS, TLS, a malformed reply. `reason` is one clear line;
-    `transient` says whether asking again may help (a reset may; a refused connection or failed lookup won't)."""
-
-    def __init__(self, reason: str, transient: bool) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.transient = transient
-
-
-class Headers(Protocol):
-    """Response headers, looked up case-insensitively."""
-
-    def get(self, key: str, /) -> str | None: ...
-
-
-class Hop(Protocol):
-    """One request's answer, before its body is read."""
-
-    @property
-    def status(self) -> int: ...
-    @property
-    def headers(self) -> Headers: ...
-    def set_cookies(self) -> list[str]:
-        """Every Set-Cookie header."""
-
-    async def read(self, limit: int) -> tuple[bytes, bool]:
-        """The body, decompressed, cut at limit bytes: (body, truncated). Releases the connection."""
-
-    async def discard(self) -> None:
-        """Drop the body: drained when small (the connection stays alive), else the connection is closed."""
-
-    def close(self) -> None:
-        """Abandon the connection (after an error mid-body)."""
-
-
-class Transport(Protocol):
-    async def open(self) -> None: ...
-    async def close(self) -> None: ...
-    async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> Hop:
-        """One request, no redirects followed. Raises NetworkError, TimeoutError or AddressExcluded."""
 
 
 class Response(NamedTuple):
@@ -89,32 +51,6 @@ class Response(NamedTuple):
     content_type: str = ""  # the media type, lower-case, without parameters ("text/html")
 
 
-@dataclass(frozen=True, slots=True)
-class ClientOptions:
-    max_connections: int
-    timeout: float
-    max_redirects: int
-    max_body_size: int
-    user_agent: str
-    headers: Mapping[str, str]
-    insecure: bool = False
-    host_headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by host[:port] or hostname
-    credentials: tuple[BasicAuth, ...] = ()  # --basic-auth, by URL pattern
-    cookie_jar: str | None = None  # a Netscape cookies.txt to read at the start and write at the end
-    addresses: AddressFilter = field(default_factory=AddressFilter)  # --exclude-private and friends
-    backend: str = "auto"  # --http-client: auto, reqwest or aiohttp
-
-    @property
-    def plain_headers(self) -> dict[str, str]:
-        """Every request's headers: the User-Agent and the --header values that aren't credentials."""
-        plain = {k: v for k, v in self.headers.items() if k.lower() not in _CREDENTIAL_HEADERS}
-        return {"User-Agent": self.user_agent, **plain}
-
-
-def content_type(headers: Headers) -> str:
-    return (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-
-
 def chosen_backend(options: ClientOptions) -> str:
     """auto is reqwest (about three times less CPU per request), except where only aiohttp can do the job:
     filtering the addresses a name resolves to (--exclude-private and friends) needs aiohttp's resolver hook."""
@@ -128,28 +64,22 @@ def chosen_backend(options: ClientOptions) -> str:
 class HttpClient:
     """The run's HTTP client: one transport for the whole run (connection pooling, keep-alive)."""
 
-    def __init__(self, options: ClientOptions, known: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self, options: ClientOptions, transport: Transport | None = None, known: Callable[[str], bool] | None = None
+    ) -> None:
         self._options = options
         self._known = known  # URLs checked on their own: a redirect to one needn't fetch its body again
         self._cookies = Cookies(options.cookie_jar)
-        self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in _CREDENTIAL_HEADERS}
+        self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in CREDENTIAL_HEADERS}
         # HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once per run (a lookup per request otherwise)
         env = proxy_environment()
         self._proxies = {k: v for k, v in env.items() if k in ("http", "https")}
         self._no_proxy = env.get("no", "")
         self._proxy_cache: dict[str, str | None] = {}
         self._filtering = options.addresses.active
-        self.backend = chosen_backend(options)
-        self._transport: Transport
+        self.backend = chosen_backend(options) if transport is None else type(transport).__name__
         proxy_for = self._proxy_for if self._proxies else None
-        if self.backend == "reqwest":
-            from .reqwest_transport import ReqwestTransport
-
-            self._transport = ReqwestTransport(options, proxy_for)
-        else:
-            from .aiohttp_transport import AiohttpTransport
-
-            self._transport = AiohttpTransport(options, proxy_for, proxy_hosts(env))
+        self._transport = transport or default_transport(options, proxy_for, proxy_hosts(env))
 
     async def __aenter__(self) -> HttpClient:
         self._cookies.load()
@@ -186,6 +116,8 @@ class HttpClient:
                 raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
             target = target.split("#", 1)[0]
             chain.append(target)
+            if scheme_of(target) not in ("http", "https"):
+                raise RedirectError(f"redirect to a {scheme_of(target)}: URL refused", tuple(chain))
             if target in seen:
                 raise RedirectError("redirect loop", tuple(chain))
             if len(chain) > self._options.max_redirects:
@@ -258,6 +190,36 @@ class HttpClient:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
             raise
         return Response(url, hop.status, hop.headers, body, chain, truncated, ctype)
+
+
+def default_transport(
+    options: ClientOptions, proxy_for: Callable[[str], str | None] | None, proxy_hosts: frozenset[str]
+) -> Transport:
+    """The one place the HTTP stack is chosen: reqwest, or aiohttp where only it can do the job."""
+    if chosen_backend(options) == "reqwest":
+        from .reqwest_transport import ReqwestTransport
+
+        return ReqwestTransport(options, proxy_for)
+    from .aiohttp_transport import AiohttpTransport
+
+    return AiohttpTransport(options, proxy_for, proxy_hosts)
+
+
+def client_options(s: Settings) -> ClientOptions:
+    return ClientOptions(
+        max_connections=s.max_concurrency,
+        timeout=s.timeout,
+        max_redirects=s.max_redirects,
+        max_body_size=s.max_body_size,
+        user_agent=s.user_agent or user_agent(),
+        headers=s.headers(),
+        insecure=s.insecure,
+        host_headers={h: hs.headers for h, hs in s.host_settings.items() if hs.headers},
+        credentials=s.credentials,
+        cookie_jar=s.cookie_jar,
+        addresses=s.addresses,
+        backend=s.http_client,
+    )
 
 
 def proxy_environment() -> dict[str, str]:

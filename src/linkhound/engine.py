@@ -1,58 +1,42 @@
-"""The loop of a run: take ready work, check it, feed children back before the parent is done, stop cleanly."""
+"""The loop of a run: take ready work, fetch it, feed found links back through one `add`, finish children
+before parents, stop cleanly."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from sys import intern
 
-from .checker import CheckPolicy, HttpChecker, Outcome
-from .client import ClientOptions, HttpClient
+from .checker import CheckPolicy, HttpChecker
+from .client import HttpClient, Transport, client_options
+from .crawl_state import Claim, CrawlState, Found, Limits, Plan, StateFactory
 from .extract import Kind, extract, kind_for_path, text_links
+from .fetcher import Fetched, Fetcher
 from .fragments import Anchors
-from .frontier import Added, Frontier
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import Input
-from .ledger import Ledger, Target
+from .ledger import Ledger
 from .links import LinkRules, Resolved
 from .local import check_file, check_mailto, file_url_to_path, read_document
 from .loop import fewer_collections
+from .memory_state import MemoryState
 from .page_parser import PageParser
-from .parsed_page import ParsedPage
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
 from .status import Status
 from .summary import Report
-from .types import Event, Link, Page, RawLink, Reference, Result
-from .urls import (
-    Scope,
-    canonical_key,
-    host_of,
-    looks_like_asset,
-    looks_like_trap,
-    resolve,
-)
-from .version import user_agent
+from .traps import TrapGuard
+from .triage import HTTP_LEAF, Route, Triage, triage
+from .types import Event, Page, RawLink, Reference, Result
+from .urls import Scope, canonical_key, host_of, resolve
 
-# Response types whose body is read when a page is crawled or its anchors are needed.
-_PARSABLE = frozenset(
-    {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",
-     "application/octet-stream", "application/gzip", "application/x-gzip"}
-)
 _INPUT = "(input)"
-_NO_REF = Reference("", 0, 0, "", "", "")
-_SEED_BATCH = 100  # links added from the inputs between two chances for requests to go out
+_SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
-MAX_QUERY_VARIANTS = 500  # crawled query strings per path; more are checked, not crawled
-
-
-def _has_body(outcome: Outcome) -> bool:
-    """A page to parse: a good answer that came with its body."""
-    response = outcome.response
-    return response is not None and response.body is not None and outcome.status is Status.OK
+Links = Iterable[tuple[RawLink, Resolved | None]]
 
 
 def _reference(source: str, raw: RawLink) -> Reference:
@@ -65,59 +49,38 @@ class Engine:
     """One run. `run` checks every input and returns the Report; `emit`, if given, sees each event as it
     happens (with no one listening, the events aren't even made)."""
 
-    def __init__(self, settings: Settings, emit: Callable[[Event], None] | None = None) -> None:
-        self.settings = settings
+    def __init__(
+        self,
+        settings: Settings,
+        emit: Callable[[Event], None] | None = None,
+        transport: Transport | None = None,
+        state: StateFactory = MemoryState,
+    ) -> None:
+        s = self.settings = settings
         self._emit = emit
-        default = HostLimits(settings.host_concurrency, settings.host_rate, settings.host_burst)
-        per_host = settings.host_settings
-        self._pool = HostPool(
-            default, {h: hs.limits(default) for h, hs in per_host.items()}, max_wait=settings.max_retry_wait
-        )
-        self._frontier = Frontier(on_host_ready=lambda host: self._scheduler.host_ready(host))
-        self._scheduler = Scheduler(self._frontier, self._pool, settings.max_concurrency)
-        self._client = HttpClient(
-            ClientOptions(
-                max_connections=settings.max_concurrency,
-                timeout=settings.timeout,
-                max_redirects=settings.max_redirects,
-                max_body_size=settings.max_body_size,
-                user_agent=settings.user_agent or user_agent(),
-                headers=settings.headers(),
-                insecure=settings.insecure,
-                host_headers={h: hs.headers for h, hs in per_host.items() if hs.headers},
-                credentials=settings.credentials,
-                cookie_jar=settings.cookie_jar,
-                addresses=settings.addresses,
-                backend=settings.http_client,
-            ),
-            known=lambda url: canonical_key(url) in self._frontier,
-        )
-        self._checker = HttpChecker(
-            self._client,
-            self._pool,
-            CheckPolicy(
-                settings.accept,
-                settings.max_retries,
-                settings.retry_backoff,
-                settings.max_retry_wait,
-                settings.status_rules,
-            ),
-        )
-        self._robots = Robots(self._client, self._pool) if settings.robots and settings.recursive else None
-        self._robots_read: set[str] = set()
-        self._rules = LinkRules.from_settings(settings)
-        self._parser = PageParser(self._rules, settings.include_code, settings.parse_workers)
-        self._keep_anchors = self._rules.check_fragments(local=False)  # later links may need them
-        self._ledger = Ledger(self._emit)
+        default = HostLimits(s.host_concurrency, s.host_rate, s.host_burst)
+        per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
+        self._pool = HostPool(default, per_host, max_wait=s.max_retry_wait)
+        limits = Limits(s.max_depth, s.max_pages)
+        self._state: CrawlState = state(limits, lambda host: self._scheduler.host_ready(host))
+        self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
+        known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
+        self._client = HttpClient(client_options(s), transport, known)
+        checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
+        self._rules = LinkRules.from_settings(s)
+        self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
+        robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method)
+        self._ledger = Ledger(emit)
+        self._guard = TrapGuard()
         self._scope = Scope((), frozenset())
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._file_anchors: dict[str, Anchors | None] = {}  # path -> anchors, each local document parsed once
-        self._pages: list[Page] = []
-        self._pages_queued = 0
+        self._http: dict[str, tuple[bool, str]] = {}  # key -> (crawlable, host), decided once per URL
+        self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
         self._caps: set[str] = set()
-        self._variants: dict[str, int] = {}  # path -> query strings crawled (MAX_QUERY_VARIANTS at most)
+        self._file_anchors: dict[str, Anchors | None] = {}  # path -> anchors: each local document parsed once
+        self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
-        self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * settings.max_concurrency)
+        self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -127,19 +90,40 @@ class Engine:
             try:
                 async with self._client:
                     await self._check_all(inputs)
+                    await self._fetcher.close()
             finally:
                 await self._parser.close()
-            return self._ledger.report(
-                tuple(self._pages), time.monotonic() - started, self._stopping, tuple(sorted(self._caps))
-            )
+            return self._report(time.monotonic() - started)
 
     async def _check_all(self, inputs: list[Input]) -> None:
         self._scheduler.open_source()
         seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
-        while (link := await self._scheduler.next()) is not None:
-            self._spawn(self._work(link))
-        await self._drain()
+        while (claim := await self._scheduler.next()) is not None:
+            self._spawn(self._work(claim))
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         await seeding  # its error, if any, ends the run
+
+    async def _work(self, claim: Claim | None) -> None:
+        """Fetch claims until none may be taken right away: one task serves many in a row."""
+        while claim is not None:
+            try:
+                served = await self._visit(claim)
+            except BaseException:  # cancelled: the claim is still done, or the run would never end
+                await self._scheduler.done(claim, Plan.PAGE)
+                raise
+            claim = await self._scheduler.done_and_next(claim, served)  # its children were added first
+
+    async def _visit(self, claim: Claim) -> Plan:
+        try:
+            fetched = await self._fetcher.fetch(claim)
+            if fetched.page is not None and claim.plan is Plan.PAGE:
+                await self._follow(claim, fetched)  # the back edge: children first ...
+            self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
+            return fetched.served
+        except Exception as e:  # a bug must not end the run: the link gets an error result
+            self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
+            return Plan.PAGE
 
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()
@@ -157,41 +141,21 @@ class Engine:
         self._stopping = True
         self._scheduler.stop()
 
-    async def _work(self, link: Link | None) -> None:
-        """Check links until none may be taken right away: one task serves many links in a row."""
-        while link is not None:
-            try:
-                await self._visit(link)
-            except BaseException:  # cancelled: the link is still done, or the run would never end
-                self._scheduler.done(link)
-                raise
-            link = self._scheduler.done_and_next(link)  # its children were added first
-
-    async def _visit(self, link: Link) -> None:
-        target = self._ledger.target(link.key)
-        try:
-            if self._robots is not None and (refusal := await self._robots_refusal(link, target)) is not None:
-                self._ledger.checked(target, refusal)
-                return
-            outcome = await self._fetch(link, target)
-            page = await self._parse(link, target, outcome) if _has_body(outcome) else None
-            if page is not None:
-                self._follow(link, outcome, page)  # the back edge: children first ...
-            self._ledger.checked(target, self._result(link, outcome))
-            self._maybe_refetch(target)
-        except Exception as e:  # a bug must not end the run: the link gets an error result
-            self._ledger.checked(target, Result(link.url, Status.ERROR, None, f"internal error: {e!r}"))
-
     # -- seeding and following ------------------------------------------------------------------------
 
     async def _seed(self, inputs: list[Input]) -> None:
         try:
-            self._seed_scope(inputs)
+            urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
+            s = self.settings
+            crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
+            self._scope = Scope.from_seeds(urls, s.scope_domain, crawl_only, never)
+            resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:
-                    named = RawLink(inp.location, "input", "", 0, 0)
-                    resolved = self._rules.resolver("", False)(named.text)
-                    self._add(named, resolved, _INPUT, depth=0, follow=True, seed=True)
+                    resolved = resolve_input(inp.location)
+                    if resolved is not None:
+                        self._fetcher.named.add(resolved.key)
+                    await self._add(_INPUT, [(RawLink(inp.location, "input", "", 0, 0), resolved)], 0, seed=True)
                     if n % _SEED_BATCH == 0:
                         await asyncio.sleep(0)  # let the first requests go out
                 else:
@@ -201,296 +165,160 @@ class Engine:
         finally:
             self._scheduler.close_source()
 
-    def _seed_scope(self, inputs: list[Input]) -> None:
-        urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
-        self._scope = Scope.from_seeds(
-            urls,
-            self.settings.scope_domain,
-            self.settings.patterns("include_crawl"),
-            self.settings.patterns("exclude_crawl"),
-        )
-
     async def _read_local(self, inp: Input) -> None:
         assert inp.content is not None and inp.kind is not None
         base = self._rules.local_base(inp.path) if inp.path else ""
-        links: Iterable[RawLink]
+        raws: Iterable[RawLink]
         if inp.kind is Kind.TEXT:
-            links = text_links(inp.content)  # a long URL list: its first links go out while the rest is read
+            raws = text_links(inp.content)  # a long URL list: its first links go out while the rest is read
         else:
             extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
             if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
                 self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
-            links, base = extraction.links, extraction.base
+            raws, base = extraction.links, extraction.base
         local = inp.path is not None
         resolve_link = self._rules.resolver(base, local)
         n = 0
+        batches = _batches(((raw, resolve_link(raw.text)) for raw in raws), _SEED_BATCH)
         try:
-            for n, raw in enumerate(links, 1):
-                self._add(raw, resolve_link(raw.text), inp.location, depth=1, follow=False, local=local)
-                if n % _SEED_BATCH == 0:
-                    await asyncio.sleep(0)
-                    await self._scheduler.room(self._read_ahead)
-                    if self._stopping:
-                        return
+            for batch in batches:
+                n += len(batch)
+                await self._add(inp.location, batch, 1, local=local)
+                await asyncio.sleep(0)
+                await self._scheduler.room(self._read_ahead)
+                if self._stopping:
+                    return
         finally:
-            self._page(inp.location, 0, n, followed=False)  # the links read, all of them unless stopped
+            self._page(inp.location, None, n, followed=False)  # the links read, all of them unless stopped
 
-    def _follow(self, link: Link, outcome: Outcome, page: ParsedPage) -> None:
-        response = outcome.response
-        nofollow = page.nofollow or (
-            response is not None and "nofollow" in (response.headers.get("X-Robots-Tag") or "").lower()
-        )
-        final = response.url if response is not None else link.url
-        follow = self.settings.recursive and not nofollow and (final == link.url or self._scope.contains(final))
-        is_sitemap = page.kind is Kind.SITEMAP
-        here = self._frontier.depth(link.key) or 0  # may be shorter than when the link was queued
-        depth = here if is_sitemap else here + 1
-        self._page(final, here, len(page.links), followed=follow)
-        keep = self._ledger.target(link.key).children if follow and self.settings.max_depth is not None else None
-        known = self._ledger.targets
-        fragments = self._keep_anchors
-        for raw, resolved in page.links:
-            if keep is None and resolved is not None and not is_sitemap:
-                # the common case, by far: a link seen before (nav, footer), at no shorter depth
-                target = known.get(resolved.key)
-                if target is not None and depth >= target.depth and (resolved.fragment is None or not fragments):
-                    target.refs.append(_reference(final, raw))
-                    continue
-            # a sitemap's own sitemaps are always read; its pages seed the crawl with -r, else they are checked
-            seed = is_sitemap and (raw.attribute != "sitemap" or raw.element == "robots" or self.settings.recursive)
-            key = self._add(raw, resolved, final, depth, follow=follow and not raw.nofollow, seed=seed)
-            if keep is not None and key is not None:
-                keep.append(key)
+    async def _follow(self, claim: Claim, fetched: Fetched) -> None:
+        page = fetched.page
+        assert page is not None
+        key, final = claim.key, fetched.final
+        if final != claim.url:
+            if not self._scope.contains(final):
+                return  # redirected out of scope: its links are not ours to check
+            key = canonical_key(final)
+            if not await self._state.adopt(Found(key, final, host_of(final), claim.depth, True)):
+                return  # a page known on its own: crawled once, for itself
+            adopted = dataclasses.replace(fetched.result, url=final, redirects=())
+            self._ledger.adopt(key, final, adopted, fetched.anchors)
+        follow = self.settings.recursive and not fetched.nofollow
+        hop = 0 if page.kind is Kind.SITEMAP else 1
+        depth = self._state.depth(key)
+        self._page(final, key, len(page.links), follow)
+        sitemap = self.settings.recursive if hop == 0 else None
+        await self._add(final, page.links, (claim.depth if depth is None else depth) + hop, follow=follow,
+                        from_network=True, parent=key, hop=hop, sitemap=sitemap)
 
-    def _page(self, url: str, depth: int, links: int, followed: bool) -> None:
-        page = Page(url, depth, links, followed)
-        self._pages.append(page)
-        if self._emit is not None:
-            self._emit(page)
-
-    def _add(
+    async def _add(
         self,
-        raw: RawLink,
-        resolved: Resolved | None,
         source: str,
+        links: Links,
         depth: int,
-        follow: bool,
+        *,
+        follow: bool = False,
+        from_network: bool = False,
         local: bool = False,
         seed: bool = False,
-    ) -> str | None:
-        """Record one found link and queue its target if it is new: dedup happens here, before any request.
-
-        Returns the key of an http(s) target, None for others.
-        """
-        ref = _reference(source, raw)
-        if resolved is None:
-            self._ledger.immediate("invalid:" + raw.text, raw.text, ref, Status.BROKEN, "invalid URL")
-            return None
-        target_url, key, fragment, scheme = resolved
-        check_fragment = fragment is not None and self._rules.check_fragments(local)
-        target = self._ledger.get(key)
-        if target is not None:
-            self._ledger.refer(target, ref, fragment if check_fragment else None)
-            if check_fragment:
-                self._need_anchors(target)
-            if key in self._frontier:
-                self._requeue_if_shorter(target, depth, follow)
-                return key
-            return None
-        skip = self._rules.skip(target_url, scheme)
-        if skip is not None:
-            self._ledger.immediate(key, target_url, ref, *skip)
-            return None
-        if scheme == "file":
-            if not local and raw.text[:5].lower() == "file:":
-                # invariant 10: a web page can't make linkhound look at this machine's files
-                self._ledger.immediate(key, target_url, ref, Status.SKIPPED, "file: link on a web page")
-                return None
-            rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
-            self._check_local(key, target_url, ref, fragment if check_fragment else None, rooted)
-            return None
-        if scheme == "mailto":
-            self._ledger.immediate(key, target_url, ref, *check_mailto(target_url))
-            return None
-        crawl = self._should_crawl(target_url, depth, follow)
-        if seed and not crawl:
-            crawl = True  # an input or sitemap entry is always read; it counts toward --max-pages
-            self._pages_queued += 1
-        target = self._ledger.add(key, target_url, depth, ref, fragment if check_fragment else None)
-        target.want_body = crawl or check_fragment
-        target.crawl = crawl
-        if crawl and self._robots is not None:
-            self._read_robots_first(target_url)
-        self._frontier.add(Link(target_url, key, depth, crawl, host_of(target_url)))
-        return key
-
-    def _should_crawl(self, url: str, depth: int, follow: bool) -> bool:
-        if not follow or looks_like_asset(url) or not self._scope.contains(url):
-            return False
-        path, query = url.split("?", 1)[0], "?" in url
-        if looks_like_trap(url) or query and self._variants.get(path, 0) >= MAX_QUERY_VARIANTS:
-            self._caps.add("crawler-trap guard")  # calendars and filters make endless query strings
-            return False
-        limit = self.settings.max_depth
-        if limit is not None and depth > limit:
-            self._caps.add(f"max-depth {limit}")
-            return False
-        cap = self.settings.max_pages
-        if cap is not None and self._pages_queued >= cap:
-            self._caps.add(f"max-pages {cap}")
-            return False
-        self._pages_queued += 1
-        if query:
-            self._variants[path] = self._variants.get(path, 0) + 1
-        return True
-
-    def _requeue_if_shorter(self, target: Target, depth: int, follow: bool) -> None:
-        """Depth is the shortest distance from a seed: a shorter path may bring pages within --max-depth."""
-        work = [(target, depth, follow)]
-        while work:
-            target, depth, follow = work.pop()
-            if depth >= target.depth:
+        parent: str | None = None,
+        hop: int = 1,
+        sitemap: bool | None = None,  # a sitemap's links: its own sitemaps are read, its pages crawled with -r
+    ) -> None:
+        """Record the references of found links and hand their http(s) targets to the crawl state."""
+        fragments = self._rules.check_fragments(local)
+        found: list[Found] = []
+        for raw, resolved in links:
+            ref = _reference(source, raw)
+            route = self._route(resolved, from_network, follow)
+            if resolved is None or route.route is not Route.HTTP:
+                self._decide(raw, resolved, route, ref, fragments, local)
                 continue
-            target.depth = depth
-            crawl = target.crawl or self._should_crawl(target.url, depth, follow)
-            added = self._frontier.add(Link(target.url, target.key, depth, crawl))
-            if added is Added.REQUEUED:
-                target.crawl = target.want_body = crawl
-            elif added is Added.SHORTER and self.settings.max_depth is not None:
-                if target.crawl:  # its children sit one hop closer now (no refetch: their keys were kept)
-                    work.extend((child, depth + 1, True) for child in map(self._ledger.target, target.children))
-                elif crawl:  # checked as a leaf when it looked too deep: crawl it after all (a second request)
-                    target.crawl = target.want_body = True
-                    self._frontier.readd(Link(target.url, target.key, depth, True))
+            url, key, fragment = resolved[:3]
+            fragment = fragment if fragments else None
+            self._ledger.refer(key, url, ref, fragment)
+            crawlable, host = self._http[key]
+            if sitemap is not None:
+                seed = raw.attribute != "sitemap" or raw.element == "robots" or sitemap
+            crawl = follow and crawlable and not raw.nofollow
+            found.append(Found(key, url, host, depth, crawl, fragment is not None, seed))
+        for claim in await self._state.add(found, parent, hop):
+            self._fetcher.prepare(claim, self._scheduler.wake_host)
 
-    # -- checking -------------------------------------------------------------------------------------
+    def _route(self, resolved: Resolved | None, from_network: bool, follow: bool) -> Triage:
+        """triage(), decided once per http(s) URL; the trap guard sees each URL that may be crawled."""
+        if resolved is not None and resolved.key in self._http:
+            return HTTP_LEAF
+        route = triage(resolved, from_network, self._rules, self._scope)
+        if resolved is not None and route.route is Route.HTTP:
+            crawlable = route.crawlable and self.settings.recursive and self._guard.admit(resolved.url)
+            self._http[resolved.key] = (crawlable, host_of(resolved.url))
+            if follow and route.reason:
+                self._caps.add("crawler-trap guard")
+        return route
 
-    def _read_robots_first(self, url: str) -> None:
-        """Hold a host until its robots.txt is read, so Crawl-delay applies from the first request."""
-        host = host_of(url)
-        if host in self._robots_read:
-            return
-        self._robots_read.add(host)
-        self._pool.hold(host)
-
-        async def read() -> None:
-            try:
-                assert self._robots is not None
-                await self._robots.allowed(url)
-            finally:
-                self._pool.unhold(host)
-                self._scheduler.wake_host(host)
-
-        self._spawn(read())
-
-    async def _robots_refusal(self, link: Link, target: Target) -> Result | None:
-        """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
-        if self._robots is None or not link.crawl or (target.refs or [_NO_REF])[0].source == _INPUT:
-            return None
-        allowed, why = await self._robots.allowed(link.url)
-        return None if allowed else Result(link.url, Status.SKIPPED, None, why, depth=link.depth)
-
-    async def _fetch(self, link: Link, target: Target) -> Outcome:
-        want = target.want_body
-        target.body_asked = want  # links that want its anchors from now on may need one more GET
-        method = "GET" if want or self.settings.method == "get" else "HEAD"
-        return await self._checker.check(link.url, method, lambda ctype: want and ctype in _PARSABLE, link.host)
-
-    async def _parse(self, link: Link, target: Target, outcome: Outcome) -> ParsedPage | None:
-        response = outcome.response
-        assert response is not None and response.body is not None
-        page = await self._parser.parse(response.body, response.url, response.content_type)
-        if page is None:
-            return None
-        if target.fragment_refs or self._keep_anchors:
-            target.anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
-        if not link.crawl:
-            return None
-        if response.url != link.url:
-            if not self._scope.contains(response.url):
-                return None  # redirected out of scope: its links are not ours to check
-            if not self._adopt(response.url, link, outcome, target.anchors):
-                return None  # redirected to a page that is crawled on its own, once
-        return page
-
-    def _adopt(self, url: str, link: Link, outcome: Outcome, anchors: Anchors | None) -> bool:
-        """A redirect led to a page nobody linked yet: it counts as fetched, so a link to it later won't
-        fetch it again (invariant 5). False when that page is already known: then it is not parsed here."""
-        key = canonical_key(url)
-        if key in self._frontier or self._ledger.get(key) is not None:
-            return False
-        self._frontier.mark(key, link.depth)
-        result = dataclasses.replace(self._result(link, outcome), url=url, redirects=())
-        adopted = self._ledger.adopt(key, url, link.depth, result)
-        adopted.crawl = adopted.body_asked = True
-        adopted.anchors = anchors
-        return True
-
-    def _result(self, link: Link, outcome: Outcome) -> Result:
-        response = outcome.response
-        return Result(
-            url=link.url,
-            status=outcome.status,
-            code=outcome.code,
-            reason=outcome.reason,
-            redirects=outcome.redirects,
-            elapsed=outcome.elapsed,
-            depth=link.depth,
-            content_type=response.content_type if response is not None else "",
-        )
-
-    def _need_anchors(self, target: Target) -> None:
-        if target.result is None:
-            target.want_body = True
+    def _decide(
+        self, raw: RawLink, resolved: Resolved | None, route: Triage, ref: Reference, fragments: bool, local: bool
+    ) -> None:
+        """A link that needs no request: its verdict now."""
+        if resolved is None:
+            self._ledger.decided("invalid:" + raw.text, raw.text, ref, route.status, route.reason)
+        elif route.route is Route.MAILTO:
+            self._ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
+        elif route.route is Route.FILE:
+            rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
+            self._check_file(resolved, ref, resolved.fragment if fragments else None, rooted)
         else:
-            self._maybe_refetch(target)
+            self._ledger.decided(resolved.key, resolved.url, ref, route.status, route.reason)
 
-    def _maybe_refetch(self, target: Target) -> None:
-        """A target checked with HEAD, whose anchors some link needs, is fetched once more with GET."""
-        if (
-            target.result is not None
-            and target.fragment_refs
-            and target.anchors is None
-            and not target.refetched
-            and target.result.status.is_ok
-            and target.result.content_type in ("", "text/html", "application/xhtml+xml")
-            and not target.body_asked
-        ):
-            target.refetched = True
-            target.want_body = True
-            self._frontier.readd(Link(target.url, target.key, target.depth, False))
-
-    def _check_local(self, key: str, url: str, ref: Reference, fragment: str | None, rooted: bool) -> None:
-        path = file_url_to_path(url)
-        found = check_file(path, self.settings.index_files, self._rules.root_dir)
+    def _check_file(self, resolved: Resolved, ref: Reference, fragment: str | None, rooted: bool) -> None:
+        target = self._ledger.refer(resolved.key, resolved.url, ref, fragment)
+        if target.result is not None:
+            return
+        found = check_file(file_url_to_path(resolved.url), self.settings.index_files, self._rules.root_dir)
         reason = found.reason
         if rooted and not found.status.is_ok and self._rules.root_dir is None:
             reason += " (a root-relative link: set --root-dir to the site's top folder)"
-        target = self._ledger.add(key, url, 0, ref, fragment)
         if found.status.is_ok and found.path is not None:
-            target.load_anchors = lambda: self._local_anchors(found.path or "")
-        self._ledger.checked(target, Result(url, found.status, None, reason))
+            path = found.path
+            target.load_anchors = lambda: self._local_anchors(path)
+        self._ledger.checked(resolved.key, Result(resolved.url, found.status, None, reason))
 
     def _local_anchors(self, path: str) -> Anchors | None:
         """Anchors of a file on disk: from its extraction if it was an input, else read and parsed once."""
-        if path in self._file_anchors:
-            return self._file_anchors[path]
-        kind = kind_for_path(path)
-        body = read_document(path, self.settings.max_body_size) if kind in (Kind.HTML, Kind.MARKDOWN) else None
-        anchors = None
-        if kind is not None and body is not None:
-            anchors = Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
-        self._file_anchors[path] = anchors
-        return anchors
+        if path not in self._file_anchors:
+            kind = kind_for_path(path)
+            body = read_document(path, self.settings.max_body_size) if kind in (Kind.HTML, Kind.MARKDOWN) else None
+            anchors = None
+            if kind is not None and body is not None:
+                anchors = Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
+            self._file_anchors[path] = anchors
+        return self._file_anchors[path]
 
-    # -- tasks ----------------------------------------------------------------------------------------
+    def _page(self, url: str, key: str | None, links: int, followed: bool) -> None:
+        self._pages.append((url, key, links, followed))
+        if self._emit is not None:
+            depth = self._state.depth(key) if key is not None else None
+            self._emit(Page(url, depth or 0, links, followed))
+
+    def _report(self, elapsed: float) -> Report:
+        depth_of = self._state.depth
+        pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
+        caps = self._caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
+        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of)
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _drain(self) -> None:
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
 
+def _batches(items: Links, size: int) -> Iterator[list[tuple[RawLink, Resolved | None]]]:
+    batch: list[tuple[RawLink, Resolved | None]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

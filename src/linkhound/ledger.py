@@ -1,4 +1,4 @@
-"""Every referrer of every target, and the results: what the report is assembled from."""
+"""What reports need: every reference to every target, each target's latest result, and fragment verdicts."""
 
 from __future__ import annotations
 
@@ -9,24 +9,17 @@ from .status import Status
 from .summary import Report, summarize
 from .types import Page, Reference, Result
 
+DepthOf = Callable[[str], "int | None"]
+
 
 class Target:
-    """Bookkeeping of one unique target (canonical key): who links to it and what came of it."""
+    """One unique target (canonical key): who links to it, and what came of it."""
 
-    __slots__ = (
-        "key", "url", "depth", "crawl", "want_body", "body_asked", "refetched", "children",
-        "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments",
-    )
+    __slots__ = ("key", "url", "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments")
 
-    def __init__(self, key: str, url: str, depth: int) -> None:
+    def __init__(self, key: str, url: str) -> None:
         self.key = key
         self.url = url
-        self.depth = depth
-        self.crawl = False
-        self.want_body = False
-        self.body_asked = False  # the request made so far asked for the body (GET)
-        self.refetched = False
-        self.children: list[str] = []  # keys of the pages it links to (kept with --max-depth, for shorter paths)
         self.refs: list[Reference] = []  # references that ask for no fragment (or one not checked)
         self.fragment_refs: dict[str, list[Reference]] = {}  # fragment -> the references that ask for it
         self.result: Result | None = None
@@ -39,63 +32,56 @@ class Ledger:
     def __init__(self, emit: Callable[[Result | Page], None] | None = None) -> None:
         self._emit = emit
         self._targets: dict[str, Target] = {}
-        self._done: list[Target] = []  # in completion order
+        self._done: list[Target] = []  # in the order of their first result
 
     def __len__(self) -> int:
         return len(self._targets)
 
-    @property
-    def targets(self) -> dict[str, Target]:
-        """Every target by key (the engine's fast path for links seen before reads it)."""
-        return self._targets
-
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
 
-    def target(self, key: str) -> Target:
-        return self._targets[key]
-
-    def add(self, key: str, url: str, depth: int, ref: Reference, fragment: str | None) -> Target:
-        target = self._targets[key] = Target(key, url, depth)
-        self.refer(target, ref, fragment)
-        return target
-
-    def refer(self, target: Target, ref: Reference, fragment: str | None) -> None:
+    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
+        """Record one reference to key (its target made on first sight); a fragment is checked at once when
+        the target's anchors are known."""
+        target = self._targets.get(key)
+        if target is None:
+            target = self._targets[key] = Target(key, url)
         if fragment is None:
             target.refs.append(ref)
-            return
+            return target
         refs = target.fragment_refs.get(fragment)
         if refs is not None:
             refs.append(ref)
-            return
+            return target
         target.fragment_refs[fragment] = [ref]
         if target.result is not None:
             self._check_fragment(target, fragment)
-
-    def adopt(self, key: str, url: str, depth: int, result: Result) -> Target:
-        """A target already checked on the way to another (a redirect's end): kept for the links that come
-        later, reported only if some link uses it."""
-        target = self._targets[key] = Target(key, url, depth)
-        target.result = result
-        self._done.append(target)
         return target
 
-    def immediate(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
-        """A target decided without a request (excluded, unsupported, mailto, invalid)."""
+    def decided(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
+        """A reference to a target decided without a request (invalid, excluded, unsupported, mailto)."""
+        target = self.refer(key, url, ref)
+        if target.result is None:
+            self.checked(key, Result(url, status, None, reason))
+
+    def adopt(self, key: str, url: str, result: Result, anchors: Anchors | None) -> None:
+        """A target fetched on the way to another (a redirect's end): reported only if some link uses it."""
         target = self._targets.get(key)
         if target is None:
-            target = self.add(key, url, 0, ref, None)
-            self.checked(target, Result(url, status, None, reason))
-        else:
-            self.refer(target, ref, None)
+            target = self._targets[key] = Target(key, url)
+        target.anchors = anchors
+        self.checked(key, result)
 
-    def checked(self, target: Target, result: Result) -> None:
+    def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
+        """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
+        target = self._targets[key]
         first = target.result is None
-        if first or target.result is not None and not target.result.status.is_ok:
-            target.result = result
+        target.result = result
+        if anchors is not None:
+            target.anchors = anchors
         if first:
             self._done.append(target)
-            if self._emit is not None:
+            if self._emit is not None and (target.refs or target.fragment_refs):
                 self._emit(_with_refs(result, self._all_refs(target)))
         for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
@@ -118,11 +104,7 @@ class Ledger:
         )
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, self._refs(target, fragment)))
-
-    @staticmethod
-    def _refs(target: Target, fragment: str) -> tuple[Reference, ...]:
-        return tuple(target.fragment_refs[fragment])
+            self._emit(_with_refs(broken, tuple(target.fragment_refs[fragment])))
 
     @staticmethod
     def _all_refs(target: Target, leave_out: dict[str, Result] | None = None) -> tuple[Reference, ...]:
@@ -134,26 +116,33 @@ class Ledger:
                 refs.extend(more)
         return tuple(refs)
 
-    def results(self) -> tuple[Result, ...]:
-        """Final results with every reference: a broken fragment's references move to its own result."""
+    def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:
+        """Final results with every reference and the shortest depth: a broken fragment's references move to
+        its own result."""
         out: list[Result] = []
         for t in self._done:
-            assert t.result is not None
+            r = t.result
+            assert r is not None
+            depth = depth_of(t.key)
+            depth = r.depth if depth is None else depth
             if not t.fragment_refs:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(t.result, tuple(t.refs)))
+                    out.append(_with_refs(r, tuple(t.refs), depth))
                 continue
-            broken = t.broken_fragments if t.result.status.is_ok else {}
-            out.append(_with_refs(t.result, self._all_refs(t, broken)))
+            broken = t.broken_fragments if r.status.is_ok else {}
+            out.append(_with_refs(r, self._all_refs(t, broken), depth))
             for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], self._refs(t, fragment)))
+                out.append(_with_refs(broken[fragment], tuple(t.fragment_refs[fragment]), depth))
         return tuple(out)
 
-    def report(self, pages: tuple[Page, ...], elapsed: float, interrupted: bool, caps: tuple[str, ...]) -> Report:
-        results = self.results()
+    def report(
+        self, pages: tuple[Page, ...], elapsed: float, interrupted: bool, caps: tuple[str, ...], depth_of: DepthOf
+    ) -> Report:
+        results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps), pages)
 
 
-def _with_refs(r: Result, references: tuple[Reference, ...]) -> Result:
-    """dataclasses.replace(r, references=...), spelled out: a third of the cost, once per URL."""
-    return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, references)
+def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None = None) -> Result:
+    """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
+    depth = r.depth if depth is None else depth
+    return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references)

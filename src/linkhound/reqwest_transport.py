@@ -13,7 +13,7 @@ from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
-from .client import DRAIN_LIMIT, ClientOptions, NetworkError
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError
 
 _CHUNK = 256 * 1024
 

@@ -1,4 +1,4 @@
-"""Hands out the next link whose host may be asked now: Mercator-style back queues over the Frontier.
+"""Hands out the next claim whose host may be asked now: Mercator-style back queues over the crawl state.
 
 Every host with queued work is in exactly one place: `_ready` (try it in turn), `_timed` (a heap of the
 time its next token or Retry-After is due) or `_capped` (at its concurrency cap until a request ends).
@@ -14,15 +14,13 @@ import math
 import time
 from collections import deque
 
-from .frontier import Frontier
+from .crawl_state import Claim, CrawlState, Plan
 from .host_pool import HostPool
-from .types import Link
-from .urls import host_of
 
 
 class Scheduler:
-    def __init__(self, frontier: Frontier, pool: HostPool, max_concurrency: int) -> None:
-        self._frontier = frontier
+    def __init__(self, state: CrawlState, pool: HostPool, max_concurrency: int) -> None:
+        self._state = state
         self._pool = pool
         self._free = max_concurrency  # global slots
         self._ready: deque[str] = deque()
@@ -37,7 +35,7 @@ class Scheduler:
         self._starved = False  # next() has a free slot and nothing it may take
 
     def host_ready(self, host: str) -> None:
-        """The frontier calls this when a host's queue goes from empty to not empty."""
+        """The crawl state calls this when a host's queue goes from empty to not empty."""
         if host not in self._placed:
             self._placed.add(host)
             self._ready.append(host)
@@ -66,82 +64,81 @@ class Scheduler:
         """Hold a producer while `most` links or more are queued and the requests have work to take: a long
         input is then read about as fast as its links are checked, instead of all at once while the first
         responses wait for the loop. A queue held up by busy or rate-limited hosts never holds it."""
-        while len(self._frontier) >= most and not self._starved and not self._stopped:
+        while self._state.queued >= most and not self._starved and not self._stopped:
             self._room_at = most
             self._room.clear()
             await self._room.wait()
 
-    async def next(self) -> Link | None:
-        """The next link to check, with its host slot and a global slot taken; None when the run is over."""
+    async def next(self) -> Claim | None:
+        """The next claim to fetch, with its host slot and a global slot taken; None when the run is over."""
         while not self._stopped:
             self._wake.clear()
             if self._free > 0:
-                link = self._take()
-                if link is not None:
-                    return link
+                claim = await self._take()
+                if claim is not None:
+                    return claim
                 self._starved = True  # a free slot and nothing to take: whoever can add links, should
                 self._room.set()
-            if self._frontier.unfinished == 0 and self._sources == 0:
+            if self._state.unfinished == 0 and self._sources == 0:
                 return None
             timeout = self._timed[0][0] - time.monotonic() if self._timed and self._free > 0 else None
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout)
         return None
 
-    def done(self, link: Link) -> None:
-        """A link taken from next() is finished (its children already added)."""
-        self._release(link)
+    async def done(self, claim: Claim, served: Plan) -> None:
+        """A claim taken from next() is finished (its children already added)."""
+        await self._release(claim, served)
         self._wake.set()
 
-    def done_and_next(self, link: Link) -> Link | None:
-        """done(link), then the next link, if one may be taken right now: the worker that finished one link
-        goes on with the next, without a new task or a turn of next()."""
-        self._release(link)
-        following = None if self._stopped else self._take()
+    async def done_and_next(self, claim: Claim, served: Plan) -> Claim | None:
+        """done(claim), then the next claim, if one may be taken right now: the worker that finished one goes
+        on with the next, without a new task or a turn of next()."""
+        await self._release(claim, served)
+        following = None if self._stopped else await self._take()
         if following is None:
             self._wake.set()  # the slot is free for next()
         return following
 
-    def _release(self, link: Link) -> None:
-        host = link.host or host_of(link.url)
-        self._pool.release(host)
+    async def _release(self, claim: Claim, served: Plan) -> None:
+        self._pool.release(claim.host)
         self._free += 1
-        self._frontier.done(link)
-        self._uncap(host)
+        await self._state.done(claim, served)
+        self._uncap(claim.host)
 
     def _uncap(self, host: str) -> None:
         if host in self._capped:
             self._capped.discard(host)
             self._ready.append(host)
 
-    def _take(self) -> Link | None:
-        """A link whose host may be asked now, with its host slot and a global slot taken; None if none may."""
-        link = self._pop_ready()
-        if link is not None:
+    async def _take(self) -> Claim | None:
+        """A claim whose host may be asked now, with its host slot and a global slot taken; None if none may."""
+        claim = await self._pop_ready()
+        if claim is not None:
             self._free -= 1
             self._starved = False
-            if len(self._frontier) < self._room_at:
+            if self._state.queued < self._room_at:
                 self._room.set()
-        return link
+        return claim
 
-    def _pop_ready(self) -> Link | None:
+    async def _pop_ready(self) -> Claim | None:
         now = time.monotonic()
         while self._timed and self._timed[0][0] <= now:
             self._ready.append(heapq.heappop(self._timed)[1])
         for _ in range(len(self._ready)):
             host = self._ready.popleft()
-            if not self._frontier.has_work(host):
+            if not self._state.has_work(host):
                 self._placed.discard(host)
                 continue
             wait = self._pool.try_acquire(host)
             if wait == 0.0:
-                link = self._frontier.pop(host)
-                if self._frontier.has_work(host):
+                claim = await self._state.claim(host)
+                if self._state.has_work(host):
                     self._ready.append(host)
                 else:
                     self._placed.discard(host)
-                if link is not None:
-                    return link
+                if claim is not None:
+                    return claim
                 self._pool.release(host)
             elif wait == math.inf:
                 self._capped.add(host)

@@ -1,43 +1,19 @@
-"""Frontier, scheduler and host pool logic, with no network and an injected clock."""
+"""Scheduler and host pool logic over the in-memory crawl state, with no network and an injected clock."""
 
 from __future__ import annotations
 
 import asyncio
 import math
 
-from linkhound.frontier import Added, Frontier
+from linkhound.crawl_state import Found, Plan
 from linkhound.host_pool import HostLimits, HostPool
+from linkhound.memory_state import MemoryState
 from linkhound.scheduler import Scheduler
-from linkhound.types import Link
 
 
-def link(path: str, depth: int = 0, host: str = "h.test") -> Link:
+def link(path: str, depth: int = 0, host: str = "h.test") -> list[Found]:
     url = f"http://{host}{path}"
-    return Link(url, url, depth, crawl=False)
-
-
-def test_add_marks_the_key_before_any_request() -> None:
-    f = Frontier()
-    assert f.add(link("/a")) is Added.NEW
-    assert f.add(link("/a")) is Added.SEEN
-    assert f.unfinished == 1 and len(f) == 1
-
-
-def test_shorter_depth_while_queued_requeues_and_is_popped_once() -> None:
-    f = Frontier()
-    f.add(link("/a", 5))
-    assert f.add(link("/a", 2)) is Added.REQUEUED
-    first = f.pop("h.test")
-    assert first is not None and first.depth == 2
-    assert f.pop("h.test") is None  # the stale depth-5 entry is skipped
-    assert f.add(link("/a", 1)) is Added.SHORTER
-
-
-def test_pop_is_breadth_first_per_host() -> None:
-    f = Frontier()
-    for d in (3, 1, 2, 0):
-        f.add(link(f"/d{d}", d))
-    assert [f.pop("h.test").depth for _ in range(4)] == [0, 1, 2, 3]  # type: ignore[union-attr]
+    return [Found(url, url, host, depth, crawl=False)]
 
 
 class Clock:
@@ -71,10 +47,10 @@ def test_concurrency_cap_and_retry_after_block_only_that_host() -> None:
     assert pool.try_acquire("a") == 0.0
 
 
-def scheduled(pool: HostPool, max_concurrency: int) -> tuple[Frontier, Scheduler]:
-    """A frontier and the scheduler over it, wired as the engine wires them."""
+def scheduled(pool: HostPool, max_concurrency: int) -> tuple[MemoryState, Scheduler]:
+    """A crawl state and the scheduler over it, wired as the engine wires them."""
     scheduler: Scheduler
-    frontier = Frontier(on_host_ready=lambda h: scheduler.host_ready(h))
+    frontier = MemoryState(on_host_ready=lambda h: scheduler.host_ready(h))
     scheduler = Scheduler(frontier, pool, max_concurrency)
     return frontier, scheduler
 
@@ -83,15 +59,15 @@ async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
     pool = HostPool(HostLimits(concurrency=10), overrides={"slow.test": HostLimits(concurrency=1, rate=0.5)})
     frontier, scheduler = scheduled(pool, max_concurrency=4)
     for i in range(3):
-        frontier.add(link(f"/s{i}", host="slow.test"))
+        await frontier.add(link(f"/s{i}", host="slow.test"))
     for i in range(20):
-        frontier.add(link(f"/f{i}", host="fast.test"))
+        await frontier.add(link(f"/f{i}", host="fast.test"))
     order = []
     for _ in range(21):
         got = await asyncio.wait_for(scheduler.next(), 1)
         assert got is not None
         order.append(got.url)
-        scheduler.done(got)
+        await scheduler.done(got, Plan.CHECK)
     # one slow-host link was allowed at once; the second must wait 2 s, and all fast links went meanwhile
     assert sum("slow.test" in u for u in order) == 1
     assert sum("fast.test" in u for u in order) == 20
@@ -99,18 +75,18 @@ async def test_scheduler_serves_other_hosts_while_one_waits() -> None:
 
 async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
     frontier, scheduler = scheduled(HostPool(HostLimits()), max_concurrency=2)
-    frontier.add(link("/a"))
+    await frontier.add(link("/a"))
     a = await scheduler.next()
     assert a is not None
     # while /a is in flight the run is not over: next() waits, and a child added before done() is served
     waiter = asyncio.ensure_future(scheduler.next())
     await asyncio.sleep(0.01)
     assert not waiter.done()
-    frontier.add(link("/child"))
-    scheduler.done(a)
+    await frontier.add(link("/child"))
+    await scheduler.done(a, Plan.CHECK)
     child = await asyncio.wait_for(waiter, 1)
     assert child is not None and child.url.endswith("/child")
-    scheduler.done(child)
+    await scheduler.done(child, Plan.CHECK)
     assert await asyncio.wait_for(scheduler.next(), 1) is None
 
 
@@ -122,21 +98,21 @@ async def test_a_finished_link_hands_its_slot_to_the_next_one_within_the_limits(
                     clock=clock)
     frontier, scheduler = scheduled(pool, max_concurrency=3)
     for i in range(2):
-        frontier.add(link(f"/s{i}", host="slow.test"))
+        await frontier.add(link(f"/s{i}", host="slow.test"))
     for i in range(3):
-        frontier.add(link(f"/a{i}", host="a.test"))
+        await frontier.add(link(f"/a{i}", host="a.test"))
     s0, a0 = await scheduler.next(), await scheduler.next()
     assert s0 is not None and s0.url.endswith("/s0") and a0 is not None and a0.url.endswith("/a0")
     # a slot is free, but slow.test's next token is 1 s away and a.test is at its cap (a0 in flight)
-    assert scheduler.done_and_next(s0) is None
-    a1 = scheduler.done_and_next(a0)  # a.test's slot passes straight to its next link
+    assert await scheduler.done_and_next(s0, Plan.CHECK) is None
+    a1 = await scheduler.done_and_next(a0, Plan.CHECK)  # a.test's slot passes straight to its next link
     assert a1 is not None and a1.url.endswith("/a1")
     clock.now += 1.0
-    third = scheduler.done_and_next(a1)
+    third = await scheduler.done_and_next(a1, Plan.CHECK)
     assert third is not None and third.url.rsplit("/", 1)[1] in ("a2", "s1")
     scheduler.stop()
-    assert scheduler.done_and_next(third) is None  # stopped: no new work
-    assert frontier.unfinished == 1 and len(frontier) == 1
+    assert await scheduler.done_and_next(third, Plan.CHECK) is None  # stopped: no new work
+    assert frontier.unfinished == 1 and frontier.queued == 1
 
 
 def test_rate_limit_reset_headers() -> None:

@@ -1,0 +1,114 @@
+"""One claim -> one Fetched value over HTTP: robots.txt refusal, HEAD or GET, which answers are parsed,
+X-Robots-Tag, and how much of the claim's plan the answer satisfies."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import NamedTuple
+
+from .checker import HttpChecker, Outcome
+from .crawl_state import Claim, Plan
+from .extract import Kind
+from .fragments import Anchors
+from .host_pool import HostPool
+from .page_parser import PageParser
+from .parsed_page import ParsedPage
+from .robots import Robots
+from .status import Status
+from .types import Result
+
+# Response types whose body is read when a page is crawled or its anchors are needed.
+PARSABLE = frozenset(
+    {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",
+     "application/octet-stream", "application/gzip", "application/x-gzip"}
+)
+
+
+class Fetched(NamedTuple):
+    result: Result
+    served: Plan  # the plans this answer satisfies: a failure or a non-HTML answer satisfies them all
+    page: ParsedPage | None = None  # the parsed body, when the plan asked for it
+    anchors: Anchors | None = None
+    final: str = ""  # the URL the body came from, after redirects
+    nofollow: bool = False  # <meta name=robots content=nofollow> or X-Robots-Tag: nofollow
+
+
+class Fetcher:
+    def __init__(
+        self, checker: HttpChecker, parser: PageParser, pool: HostPool, robots: Robots | None, method: str
+    ) -> None:
+        self._checker = checker
+        self._parser = parser
+        self._pool = pool
+        self._robots = robots
+        self._get_leaves = method == "get"
+        self._robots_read: set[str] = set()
+        self.named: set[str] = set()  # keys of the URLs named as inputs: robots.txt never keeps those from us
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def prepare(self, claim: Claim, ready: Callable[[str], None]) -> None:
+        """Before a page of a new host is queued: hold the host until its robots.txt is read, so Crawl-delay
+        applies from the first request. ready(host) is called when the host may be asked."""
+        if self._robots is None or claim.plan is not Plan.PAGE or claim.host in self._robots_read:
+            return
+        self._robots_read.add(claim.host)
+        self._pool.hold(claim.host)
+        task = asyncio.ensure_future(self._read_robots(claim, ready))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _read_robots(self, claim: Claim, ready: Callable[[str], None]) -> None:
+        try:
+            assert self._robots is not None
+            await self._robots.allowed(claim.url)
+        finally:
+            self._pool.unhold(claim.host)
+            ready(claim.host)
+
+    async def close(self) -> None:
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def fetch(self, claim: Claim) -> Fetched:
+        refusal = await self._robots_refusal(claim)
+        if refusal is not None:
+            return Fetched(refusal, Plan.PAGE)
+        want = claim.plan >= Plan.BODY
+        method = "GET" if want or self._get_leaves else "HEAD"
+        outcome = await self._checker.check(claim.url, method, lambda ctype: want and ctype in PARSABLE, claim.host)
+        result = _result(claim, outcome)
+        response = outcome.response
+        if response is None or outcome.status is not Status.OK:
+            return Fetched(result, Plan.PAGE)  # a failure is final, whatever the plan
+        if response.content_type not in PARSABLE:
+            return Fetched(result, Plan.PAGE)  # nothing in it to crawl or to find anchors in
+        if response.body is None:  # HEAD; or a redirect to a page fetched on its own, asked with HEAD
+            return Fetched(result, Plan.CHECK if claim.plan is Plan.CHECK else Plan.PAGE)
+        page = await self._parser.parse(response.body, response.url, response.content_type)
+        if page is None:
+            return Fetched(result, Plan.PAGE)
+        nofollow = page.nofollow or "nofollow" in (response.headers.get("X-Robots-Tag") or "").lower()
+        anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
+        return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
+
+    async def _robots_refusal(self, claim: Claim) -> Result | None:
+        """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
+        if self._robots is None or claim.plan is not Plan.PAGE or claim.key in self.named:
+            return None
+        allowed, why = await self._robots.allowed(claim.url)
+        return None if allowed else Result(claim.url, Status.SKIPPED, None, why, depth=claim.depth)
+
+
+def _result(claim: Claim, outcome: Outcome) -> Result:
+    response = outcome.response
+    return Result(
+        url=claim.url,
+        status=outcome.status,
+        code=outcome.code,
+        reason=outcome.reason,
+        redirects=outcome.redirects,
+        elapsed=outcome.elapsed,
+        depth=claim.depth,
+        content_type=response.content_type if response is not None else "",
+    )

@@ -1,0 +1,200 @@
+"""The in-memory crawl state (the default backend): records in a dict, per-host queues as depth-ordered heaps."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterable
+
+from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+
+_NO_LIMITS = Limits()
+
+
+class _Rec:
+    """One URL's record. `served` is the plan its last fetch satisfied (None before the first)."""
+
+    __slots__ = ("key", "url", "host", "depth", "plan", "served", "progress", "crawlable", "body", "seed",
+                 "children", "hop", "token")
+
+    def __init__(self, f: Found) -> None:
+        self.key = f.key
+        self.url = f.url
+        self.host = f.host
+        self.depth = f.depth
+        self.plan = Plan.CHECK
+        self.served: Plan | None = None
+        self.progress = Progress.QUEUED
+        self.crawlable = f.crawl
+        self.body = f.body
+        self.seed = f.seed
+        self.children: list[_Rec] | None = None  # the records its links point to, once crawled
+        self.hop = 1  # how much deeper its children are (0 for a sitemap's entries)
+        self.token = 0  # the live queue entry's token; older entries are stale
+
+
+class MemoryState:
+    """CrawlState in one process's memory. Every method runs to completion without yielding, so each step is
+    atomic with respect to the other tasks of the event loop."""
+
+    def __init__(self, limits: Limits = _NO_LIMITS, on_host_ready: Callable[[str], None] = lambda host: None) -> None:
+        self._limits = limits
+        self._on_host_ready = on_host_ready
+        self._records: dict[str, _Rec] = {}
+        self._queues: dict[str, list[tuple[int, int, _Rec, int]]] = {}
+        self._seq = itertools.count()
+        self._pages = 0  # PAGE plans granted
+        self._queued = 0
+        self.unfinished = 0
+        self.refetched = 0
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @property
+    def queued(self) -> int:
+        return self._queued
+
+    def has_work(self, host: str) -> bool:
+        return bool(self._queues.get(host))
+
+    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
+        changed: list[Claim] = []
+        kids = None
+        if parent is not None and (page := self._records.get(parent)) is not None:
+            kids = page.children = [] if page.children is None else page.children
+            page.hop = hop
+        records = self._records
+        for f in found:
+            r = records.get(f.key)
+            if r is None:
+                r = records[f.key] = _Rec(f)
+                r.plan = self._wanted(r)
+                self.unfinished += 1
+                self._queued += 1
+                self._push(r)
+                changed.append(self._claim_of(r))
+            elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
+                self._update(r, f, changed)
+            if kids is not None:
+                kids.append(r)
+        return changed
+
+    async def adopt(self, found: Found) -> bool:
+        r = self._records.get(found.key)
+        if r is not None:
+            self._update(r, found, [])
+            return False
+        r = self._records[found.key] = _Rec(found)
+        r.plan = r.served = Plan.PAGE
+        r.progress = Progress.DONE
+        self._pages += 1
+        return True
+
+    async def claim(self, host: str) -> Claim | None:
+        queue = self._queues.get(host)
+        while queue:
+            r, token = heapq.heappop(queue)[2:]
+            if r.token == token and r.progress is Progress.QUEUED:
+                r.progress = Progress.IN_FLIGHT
+                self._queued -= 1
+                return self._claim_of(r)
+        return None
+
+    async def done(self, claim: Claim, served: Plan) -> None:
+        r = self._records[claim.key]
+        # a fetch made for a plan satisfies it, whatever it got: asking again the same way would get the same
+        r.served = max(served, claim.plan) if r.served is None else max(r.served, served, claim.plan)
+        if r.plan > r.served:  # the plan rose while it was in flight: fetch it again, for the new plan
+            self.refetched += 1
+            r.progress = Progress.QUEUED
+            self._queued += 1
+            self._push(r)
+        else:
+            r.progress = Progress.DONE
+            self.unfinished -= 1
+
+    def record(self, key: str) -> Record | None:
+        r = self._records.get(key)
+        return None if r is None else Record(r.key, r.url, r.depth, r.plan, r.progress, r.served)
+
+    def depth(self, key: str) -> int | None:
+        r = self._records.get(key)
+        return None if r is None else r.depth
+
+    def cut_by(self) -> tuple[str, ...]:
+        limits = self._limits
+        cut = set()
+        for r in self._records.values():
+            if r.crawlable and r.plan is not Plan.PAGE:
+                if limits.max_depth is not None and r.depth > limits.max_depth:
+                    cut.add(f"max-depth {limits.max_depth}")
+                else:
+                    cut.add(f"max-pages {limits.max_pages}")
+        return tuple(sorted(cut))
+
+    # -- the rules -------------------------------------------------------------------------------------
+
+    def _wanted(self, r: _Rec) -> Plan:
+        """The plan r's references ask for, within the limits. A PAGE plan, once granted, is kept."""
+        if r.plan is Plan.PAGE:
+            return Plan.PAGE
+        limits = self._limits
+        if r.seed or (
+            r.crawlable
+            and (limits.max_depth is None or r.depth <= limits.max_depth)
+            and (limits.max_pages is None or self._pages < limits.max_pages)
+        ):
+            self._pages += 1
+            return Plan.PAGE
+        return Plan.BODY if r.body else Plan.CHECK
+
+    def _update(self, r: _Rec, f: Found, changed: list[Claim]) -> None:
+        r.crawlable = r.crawlable or f.crawl
+        r.body = r.body or f.body
+        r.seed = r.seed or f.seed
+        if f.depth < r.depth:
+            self._lower(r, f.depth, changed)
+        else:
+            self._raise(r, changed)
+
+    def _raise(self, r: _Rec, changed: list[Claim]) -> None:
+        wanted = self._wanted(r)
+        if wanted <= r.plan:
+            return
+        r.plan = wanted
+        changed.append(self._claim_of(r))
+        if r.progress is Progress.DONE and r.served is not None and r.served < wanted:
+            self.refetched += 1
+            r.progress = Progress.QUEUED
+            self._queued += 1
+            self.unfinished += 1
+            self._push(r)
+
+    def _lower(self, r: _Rec, depth: int, changed: list[Claim]) -> None:
+        """A shorter path to r: r and everything crawled below it move up (no refetch: the edges are kept)."""
+        work = [(r, depth)]
+        while work:
+            r, depth = work.pop()
+            if depth >= r.depth:
+                continue
+            r.depth = depth
+            if r.progress is Progress.QUEUED:
+                self._push(r)  # at its new depth (the older entry goes stale)
+            self._raise(r, changed)  # maybe within --max-depth now
+            if r.children:
+                work.extend((child, depth + r.hop) for child in r.children)
+
+    def _push(self, r: _Rec) -> None:
+        queue = self._queues.get(r.host)
+        if queue is None:
+            queue = self._queues[r.host] = []
+        was_empty = not queue
+        r.token += 1
+        heapq.heappush(queue, (r.depth, next(self._seq), r, r.token))
+        if was_empty:
+            self._on_host_ready(r.host)
+
+    @staticmethod
+    def _claim_of(r: _Rec) -> Claim:
+        return Claim(r.key, r.url, r.host, r.depth, r.plan, r.seed)

@@ -1,0 +1,86 @@
+"""What an HTTP transport is (one request, no redirects followed) and the values that cross it: the types
+below the client and both transports, so neither imports the other."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .filters import AddressFilter
+from .settings import BasicAuth
+
+# Read and drop bodies up to this size to keep the connection alive; larger ones close it.
+DRAIN_LIMIT = 64 * 1024
+# Headers given with --header that carry credentials: sent to the link's own host, never to a redirect
+# target on another host.
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
+class NetworkError(Exception):
+    """A request that got no answer: refused, reset, DNS, TLS, a malformed reply. `reason` is one clear line;
+    `transient` says whether asking again may help (a reset may; a refused connection or failed lookup won't)."""
+
+    def __init__(self, reason: str, transient: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.transient = transient
+
+
+class Headers(Protocol):
+    """Response headers, looked up case-insensitively."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+class Hop(Protocol):
+    """One request's answer, before its body is read."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> Headers: ...
+    def set_cookies(self) -> list[str]:
+        """Every Set-Cookie header."""
+
+    async def read(self, limit: int) -> tuple[bytes, bool]:
+        """The body, decompressed, cut at limit bytes: (body, truncated). Releases the connection."""
+
+    async def discard(self) -> None:
+        """Drop the body: drained when small (the connection stays alive), else the connection is closed."""
+
+    def close(self) -> None:
+        """Abandon the connection (after an error mid-body)."""
+
+
+class Transport(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> Hop:
+        """One request, no redirects followed. Raises NetworkError, TimeoutError or AddressExcluded."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientOptions:
+    max_connections: int
+    timeout: float
+    max_redirects: int
+    max_body_size: int
+    user_agent: str
+    headers: Mapping[str, str]
+    insecure: bool = False
+    host_headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by host[:port] or hostname
+    credentials: tuple[BasicAuth, ...] = ()  # --basic-auth, by URL pattern
+    cookie_jar: str | None = None  # a Netscape cookies.txt to read at the start and write at the end
+    addresses: AddressFilter = field(default_factory=AddressFilter)  # --exclude-private and friends
+    backend: str = "auto"  # --http-client: auto, reqwest or aiohttp
+
+    @property
+    def plain_headers(self) -> dict[str, str]:
+        """Every request's headers: the User-Agent and the --header values that aren't credentials."""
+        plain = {k: v for k, v in self.headers.items() if k.lower() not in CREDENTIAL_HEADERS}
+        return {"User-Agent": self.user_agent, **plain}
+
+
+def content_type(headers: Headers) -> str:
+    return (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
