@@ -79,8 +79,9 @@ class StateContract:
 
     async def test_plan_is_page_for_crawlable_links_within_max_depth(self, make: Make) -> None:
         state = make(Limits(max_depth=2))
-        await state.add([found("/in", depth=2, crawl=True), found("/deep", depth=3, crawl=True), found("/leaf", depth=1),
-                         found("/frag", depth=1, body=True), found("/seed", depth=9, seed=True)])
+        await state.add([found("/in", depth=2, crawl=True), found("/deep", depth=3, crawl=True),
+                         found("/leaf", depth=1), found("/frag", depth=1, body=True),
+                         found("/seed", depth=9, seed=True)])
         plans = {c.url.rsplit("/", 1)[1]: c.plan for c in await drain(state)}
         assert plans == {"in": Plan.PAGE, "deep": Plan.CHECK, "leaf": Plan.CHECK, "frag": Plan.BODY,
                          "seed": Plan.PAGE}
