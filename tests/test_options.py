@@ -5,6 +5,7 @@ Run this file (`python tests/test_options.py`) to rewrite the option reference i
 
 from __future__ import annotations
 
+import ast
 import sys
 from pathlib import Path
 
@@ -134,6 +135,35 @@ def test_the_table_rejects_an_undeclared_field() -> None:
 
     with pytest.raises(TypeError, match="Table.plain is not declared with option"):
         option_fields(Table)
+
+
+def test_settings_config_and_hosts_import_without_a_circle() -> None:
+    # imports inside functions count: a lazy import only hides a circle
+    src = Path(linkhound.__file__).parent
+    mods = ("settings", "config", "hosts", "env", "options", "exceptions", "filters", "host_pool")
+    graph = {m: _imports(src / f"{m}.py") & set(mods) for m in mods}
+    done: set[str] = set()
+
+    def visit(m: str, path: tuple[str, ...]) -> None:
+        assert m not in path, " -> ".join((*path, m))
+        if m not in done:
+            for n in graph[m]:
+                visit(n, (*path, m))
+            done.add(m)
+
+    for m in mods:
+        visit(m, ())
+
+
+def _imports(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                found.add(node.module.split(".")[0])
+            else:
+                found.update(a.name for a in node.names)
+    return found
 
 
 if __name__ == "__main__":

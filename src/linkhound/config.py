@@ -225,15 +225,16 @@ def render(settings: Settings, config: Config, inputs: Sequence[str] = (), files
         lines.append(f"inputs = {_toml(list(inputs), config)}")
     if files_from:
         lines.append(f"files_from = {_toml(files_from, config)}")
-    for name in setting_names():
-        if name == "hosts":
+    for f in option_fields(Settings):
+        name = f.name
+        if name == "hosts":  # tables, after the keys
             continue
         value = getattr(settings, name)
         if value is None:
             lines.append(f"# {name} is not set")
             continue
-        if name == "accept":
-            value = format_accept(value)
+        if f.option.show is not None:
+            value = f.option.show(value)
         elif name == "header":
             value = [_mask_header(h) for h in value]
         elif name == "basic_auth":

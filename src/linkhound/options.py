@@ -10,7 +10,6 @@ show. `option_fields(Settings)` reads the table back.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import types
@@ -50,15 +49,23 @@ def option(
     help: str = "",
     group: str = "",
     *,
+    short: str | None = None,
+    metavar: str | None = None,
+    choices: tuple[str, ...] = (),
+    comma: bool = False,
+    default_text: str | None = None,
+    parse: Callable[[str], Any] | None = None,
+    show: Callable[[Any], str] | None = None,
+    at_least: int | None = None,
+    positive: bool = False,
+    config_only: bool = False,
     factory: Callable[[], Any] | None = None,
     secret: bool = False,
-    **more: Any,
 ) -> Any:
-    """A dataclass field that declares an option; `more` are Option's other attributes (short, metavar, ...).
-
-    factory builds a mutable default; secret keeps the value out of repr().
-    """
-    meta = {_META: Option(help, group, **more)}
+    """A dataclass field that declares an option (the arguments are Option's); factory builds a mutable
+    default, secret keeps the value out of repr()."""
+    o = Option(help, group, short, metavar, choices, comma, default_text, parse, show, at_least, positive, config_only)
+    meta = {_META: o}
     if factory is not None:
         return field(default_factory=factory, repr=not secret, metadata=meta)
     return field(default=default, repr=not secret, metadata=meta)
@@ -229,6 +236,8 @@ def describe(value: object) -> str:
 
 def suggest(name: str, known: Iterable[str]) -> str:
     """' (did you mean 'max_concurrency'?)' for a misspelled name, '' when nothing is close."""
+    import difflib  # only for a name that is wrong
+
     close = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
