@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from server import Site, html
 
 ENV = {**os.environ, "NO_COLOR": "1"}
@@ -54,6 +56,62 @@ def test_bad_flag_and_bad_value_are_usage_errors() -> None:
     assert r.returncode == 1 and "--max-concurrency" in r.stderr
     r = run("--exclude", "(", "README.md")
     assert r.returncode == 1 and "--exclude" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--scheme", "http,gopher"], "--scheme: unknown scheme 'gopher' (known: file, http, https, mailto)"),
+        (["--max-pages", "0"], "--max-pages: must be at least 1, got 0"),
+        (["--base-url", "notaurl"], "--base-url: 'notaurl' is not an absolute http(s) or file URL"),
+        (["--base-url", "ftp://example.org/"], "--base-url: 'ftp://example.org/' is not an absolute"),
+        (["--scope-domain", "http://bad host"], "--scope-domain: 'http://bad host' is not a host name"),
+        (["--scope-domain", "a.test:8080"], "--scope-domain: 'a.test:8080' is not a host name"),
+        (["--root-dir", "/nonexistent"], "--root-dir: '/nonexistent' doesn't exist"),
+        (["--root-dir", "a.md"], "--root-dir: 'a.md' is not a directory"),
+        (["-f", "xml"], "--format: unknown format 'xml'"),
+    ],
+)
+def test_bad_option_values_are_one_line_usage_errors(tmp_path: Path, args: list[str], expected: str) -> None:
+    (tmp_path / "a.md").write_text("# A\n")
+    r = run(*args, "a.md", cwd=tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stderr.startswith(f"linkhound: error: {expected}") and r.stderr.count("\n") == 1, r.stderr
+
+
+def test_good_option_values_pass(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n")
+    args = ["--scheme", "HTTP,file", "--max-pages", "1", "--base-url", "file:///srv/site/", "--scope-domain",
+            "docs.example.org", "--scope-domain", "127.0.0.3", "--scope-domain", "[::1]", "--root-dir", "."]
+    r = run(*args, "a.md", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert run("--base-url", "https://example.org/docs/", "a.md", cwd=tmp_path).returncode == 0
+
+
+def test_empty_input_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("[gone](gone.md)\n")  # '' must not mean "this directory"
+    r = run("", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr == "linkhound: error: '': empty input (give a URL, file, directory or glob)\n"
+    assert run("a.md", " ", cwd=tmp_path).returncode == 1
+
+
+def test_unreadable_directory_is_a_one_line_input_error() -> None:
+    unreadable = _unreadable_proc_dir()
+    r = run(unreadable)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr == f"linkhound: error: {unreadable}: can't list directory: permission denied\n"
+
+
+def _unreadable_proc_dir() -> str:
+    """A directory that can't be listed even by root (another process's fdinfo, without ptrace rights)."""
+    for path in ("/proc/1/fdinfo", "/proc/1/map_files"):
+        try:
+            os.listdir(path)
+        except PermissionError:
+            return path
+        except OSError:
+            continue
+    pytest.skip("no directory under /proc/1 that this user can't list")
 
 
 def test_unwritable_output_is_a_usage_error(tmp_path: Path) -> None:

@@ -135,6 +135,12 @@ def test_hosts_tables_merge_by_host_across_files(tmp_path: Path) -> None:
         ("[[status]]\npattern = 'x'\n", "[[status]] #1: accept must be an array of status codes"),
         ("[[status]]\npatern = 'x'\naccept = [403]\n", "[[status]] #1: unknown key 'patern'"),
         ("max_depth = \n", "not valid TOML"),
+        ("scheme = ['http', 'gopher']\n", "scheme: unknown scheme 'gopher' (known: file, http, https, mailto)"),
+        ("max_pages = 0\n", "max_pages: must be at least 1, got 0"),
+        ("base_url = 'docs.example.org'\n", "base_url: 'docs.example.org' is not an absolute http(s) or file URL"),
+        ("scope_domain = ['https://a.test/']\n", "scope_domain: 'https://a.test/' is not a host name"),
+        ("root_dir = 'missing'\n", "root_dir: 'missing' doesn't exist (it must be an existing directory)"),
+        ("inputs = 'README.md'\n", "inputs: expected an array of strings, got a string"),
     ],
 )
 def test_bad_config_file_is_one_line_naming_file_and_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -214,28 +220,35 @@ def _example_keys(text: str) -> set[str]:
     return keys
 
 
-def test_example_config_has_every_key_and_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_example_config_has_every_key_and_loads_as_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = EXAMPLE.read_text()
     missing = set(setting_names()) - _example_keys(text)
     assert not missing, f"docs/linkhound.example.toml lacks {sorted(missing)}"
     assert {"inputs", "files_from", "status"} <= _example_keys(text)
 
-    monkeypatch.setenv("GITHUB_TOKEN", "t")
-    monkeypatch.setenv("INTRANET_PASSWORD", "p")
+    # as shipped: no environment variable needed
+    for name in re.findall(r"\$\{([A-Za-z_]+)\}", text):
+        monkeypatch.delenv(name, raising=False)
+    config = load_config([str(EXAMPLE)], discover=False)
+    assert config.inputs == ("README.md", "docs/") and not config.secrets
     monkeypatch.chdir(tmp_path)
     (tmp_path / "example.toml").write_text(text)
     s = linkhound.make_settings(config="example.toml")
     assert s.host_settings["api.github.com"].rate == 1.0 and len(s.status_rules) == 3
 
     # the commented-out keys are valid too: uncomment them and load again
+    monkeypatch.setenv("GITHUB_TOKEN", "token-1")
+    monkeypatch.setenv("INTRANET_PASSWORD", "password-1")
     (tmp_path / "hosts.toml").write_text('[hosts."a.test"]\nrate = 2.0\n')
+    (tmp_path / "site").mkdir()  # root_dir must be an existing directory
     uncommented = re.sub(r"^# ([a-z_]+ =)", r"\1", text, flags=re.MULTILINE)
     assert set(re.findall(r"^([a-z_]+) =", uncommented, re.MULTILINE)) >= set(setting_names()) - {"hosts"}
     (tmp_path / "all.toml").write_text(uncommented)
     config = load_config(["all.toml"], discover=False)
     s = linkhound.make_settings(config=config)
     assert s.max_depth == 3 and s.check_fragments is True and config.files_from == "urls.txt"
-    assert "a.test" in s.host_settings
+    assert "a.test" in s.host_settings and s.credentials[0].password == "password-1"
+    assert s.host_settings["api.github.com"].headers == {"Authorization": "Bearer token-1"}
 
 
 def test_print_config_reads_back_as_the_same_settings(tmp_path: Path) -> None:

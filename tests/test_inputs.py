@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from linkhound.exceptions import InputError
+from linkhound.exceptions import InputError, UsageError
 from linkhound.inputs import collect
 
 
@@ -41,3 +42,59 @@ def test_file_with_unknown_suffix_is_read_as_text_and_urls_stay_urls(tmp_path: P
     inputs = collect([str(tmp_path / "urls.list"), "https://example.org/page"])
     assert inputs[0].kind is not None and inputs[0].kind.value == "text"
     assert inputs[1].is_url and inputs[1].location == "https://example.org/page"
+
+
+def test_empty_input_is_an_error_not_the_current_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.md").write_text("a")
+    monkeypatch.chdir(tmp_path)
+    for empty in ("", "  "):
+        with pytest.raises(InputError, match="empty input"):
+            collect([empty])
+
+
+def test_input_error_is_a_usage_error() -> None:
+    with pytest.raises(UsageError):
+        collect(["/no/such/input.md"])
+
+
+def test_unreadable_directory_is_an_input_error_naming_it() -> None:
+    top = _unreadable("/proc/1/fdinfo", "/proc/1/map_files")
+    with pytest.raises(InputError, match=f"^{top}: can't list directory: permission denied$"):
+        collect([top])
+
+
+def test_unreadable_subdirectory_is_an_input_error_naming_it_with_a_way_out() -> None:
+    sub = _unreadable("/proc/1/fdinfo", "/proc/1/map_files")
+    parent, name = os.path.split(sub)
+    # walk only the unreadable folder's parent and that folder: the rest of /proc/1 is left out
+    others = re.compile(f"^{re.escape(parent)}/(?!{re.escape(name)}/)")
+    with pytest.raises(InputError, match=f"^{sub}: can't list directory: permission denied \\(--exclude-path"):
+        collect([parent], exclude_path=(others,))
+    # and the way out works
+    leave_out = re.compile(f"^{re.escape(parent)}/")
+    assert collect([parent], exclude_path=(leave_out,)) == []
+
+
+def test_unreadable_subdirectory_by_mode_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "a.md").write_text("a")
+    (tmp_path / "locked").chmod(0)
+    try:
+        if os.access(tmp_path / "locked", os.R_OK):
+            pytest.skip("this user reads a directory of mode 000 (root): see the /proc test above")
+        with pytest.raises(InputError, match="locked: can't list directory: permission denied"):
+            collect([str(tmp_path)])
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+
+
+def _unreadable(*candidates: str) -> str:
+    """A directory this user can't list, even as root (another process's fdinfo, without ptrace rights)."""
+    for path in candidates:
+        try:
+            os.listdir(path)
+        except PermissionError:
+            return path
+        except OSError:
+            continue
+    pytest.skip(f"none of {candidates} is unreadable here")

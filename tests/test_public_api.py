@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
 import linkhound
@@ -66,3 +67,31 @@ async def test_a_url_list_run_loads_no_parser_cookie_or_proxy_machinery(site: Si
     out, _ = await proc.communicate()
     assert out.decode().strip() == "0 []"
     assert site.hits("/a") == site.hits("/b") == 1
+
+
+async def test_one_string_or_path_is_one_input(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("[b](b.md) [gone](gone.md)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    for one in (str(tmp_path / "a.md"), tmp_path / "a.md"):
+        report = await linkhound.check(one)
+        assert sorted(r.url.rsplit("/", 1)[1] for r in report.results) == ["b.md", "gone.md"]
+        events = [e async for e in linkhound.crawl(one)]
+        assert sorted(e.url.rsplit("/", 1)[1] for e in events if isinstance(e, linkhound.Result)) == [
+            "b.md", "gone.md"]
+    report = await linkhound.check([tmp_path / "b.md", str(tmp_path / "a.md")])  # paths in a list too
+    assert len(report.results) == 2
+
+
+async def test_inputs_of_another_type_are_a_usage_error() -> None:
+    with pytest.raises(linkhound.UsageError, match="inputs: expected a string, a path or a list of them, got int"):
+        await linkhound.check(3)  # type: ignore[arg-type]
+    with pytest.raises(linkhound.UsageError, match="inputs: expected strings or paths, got bytes"):
+        await linkhound.check([b"a.md"])  # type: ignore[list-item]
+
+
+async def test_one_except_clause_catches_every_bad_call(tmp_path: Path) -> None:
+    assert issubclass(linkhound.InputError, linkhound.UsageError)
+    for call in (linkhound.check(str(tmp_path / "missing.md")), linkhound.check(""),
+                 linkhound.check("x.md", max_depth="1")):
+        with pytest.raises(linkhound.UsageError):
+            await call

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import os
+from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .exceptions import UsageError
-from .settings import Settings, parse_accept, setting_names
+from .options import suggest
+from .settings import Settings, setting_names
 from .summary import Report
 from .types import Event
 
@@ -17,12 +19,15 @@ if TYPE_CHECKING:
 # config=: True reads what the CLI reads in the current directory (pyproject.toml [tool.linkhound],
 # linkhound.toml, .linkhoundignore); a path or a list of paths reads those files only; a Config is used as is.
 ConfigArg: TypeAlias = "bool | str | Sequence[str] | Config | None"
+# One input (a URL, file, directory or glob, as a str or a path), or any number of them.
+InputsArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
 
 
 def make_settings(settings: Settings | None = None, *, config: ConfigArg = None, **options: Any) -> Settings:
     """Settings from keyword options (lists become tuples, "accept" may be a string like "200..=299,403").
 
-    With config, the options go over what the config files say, as flags do on the command line.
+    With config, the options go over what the config files say, as flags do on the command line. A misspelled
+    option is a UsageError that suggests the right one; a value of the wrong type or out of range an OptionError.
     """
     return _settings(settings, _config(config), options)
 
@@ -34,31 +39,25 @@ def _settings(settings: Settings | None, config: Config | None, options: dict[st
         return settings
     if config is not None:
         options = config.merged(options)
-    unknown = sorted(set(options) - set(setting_names()))
-    if unknown:
-        raise UsageError(f"unknown option(s): {', '.join(unknown)}")
-    for name, value in options.items():
-        if isinstance(value, list | set | frozenset) and name != "accept":
-            options[name] = tuple(value)
-    accept = options.get("accept")
-    if isinstance(accept, str):
-        options["accept"] = parse_accept(accept)
-    elif accept is not None:
-        options["accept"] = frozenset(int(c) for c in accept)
-    return Settings(**options)
+    known = setting_names()
+    for name in sorted(options):
+        if name not in known:
+            raise UsageError(f"unknown option '{name}'{suggest(name, known)}")
+    return Settings(**options)  # which checks each value's type
 
 
 async def check(
-    inputs: Sequence[str],
+    inputs: InputsArg,
     settings: Settings | None = None,
     *,
     files_from: str | None = None,
     config: ConfigArg = None,
     **options: Any,
 ) -> Report:
-    """Check every link in inputs (URLs, files, directories, globs) and return the Report.
+    """Check every link in inputs (URLs, files, directories, globs; one, or a list) and return the Report.
 
     >>> report = await linkhound.check(["README.md", "https://example.org/"], max_concurrency=32)
+    >>> report = await linkhound.check("docs/")
 
     config=True reads the config files of the current directory as the CLI does (options go over them); when
     inputs is empty, the config's `inputs` and `files_from` are checked.
@@ -72,7 +71,7 @@ async def check(
 
 
 async def crawl(
-    inputs: Sequence[str],
+    inputs: InputsArg,
     settings: Settings | None = None,
     *,
     files_from: str | None = None,
@@ -119,11 +118,27 @@ def _config(config: ConfigArg) -> Config | None:
     return load_config(list(config), discover=False)
 
 
-def _what(inputs: Sequence[str], files_from: str | None, config: Config | None) -> tuple[Sequence[str], str | None]:
+def _what(inputs: InputsArg, files_from: str | None, config: Config | None) -> tuple[Sequence[str], str | None]:
     """What to check: the inputs given, else (with a config) the config's inputs and files_from."""
-    if inputs or files_from is not None or config is None:
-        return inputs, files_from
+    given = _input_list(inputs)
+    if given or files_from is not None or config is None:
+        return given, files_from
     return config.inputs, config.files_from
+
+
+def _input_list(inputs: InputsArg) -> list[str]:
+    """inputs as a list of strings: one str or path is one input (not a string of one-letter inputs)."""
+    if isinstance(inputs, str | os.PathLike):
+        inputs = [inputs]
+    elif isinstance(inputs, bytes) or not isinstance(inputs, Iterable):
+        raise UsageError(f"inputs: expected a string, a path or a list of them, got {type(inputs).__name__}")
+    out = []
+    for i in inputs:
+        text = os.fspath(i) if isinstance(i, str | os.PathLike) else i
+        if not isinstance(text, str):
+            raise UsageError(f"inputs: expected strings or paths, got {type(i).__name__} ({i!r:.60})")
+        out.append(text)
+    return out
 
 
 def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings) -> list[Input]:

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
+from .options import GROUPS, OptionField, option_fields
+from .settings import Settings
 from .version import __version__
 
 EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -22,15 +24,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"linkhound: error: {message} (see linkhound --help)\n")
 
 
-# A boolean flag and its --no- form, so a flag can undo what a config file turned on (or off).
-_ON_OFF: dict[str, Any] = {"action": argparse.BooleanOptionalAction, "default": None}
-
-
 def _csv(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: inputs and config flags, then a flag for every Settings option, by group."""
     p = _Parser(
         prog="linkhound",
         description="Find broken links in files, URL lists, sitemaps and whole websites.",
@@ -50,95 +49,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="don't read pyproject.toml, linkhound.toml or .linkhoundignore from this directory")
     g.add_argument("--print-config", action="store_true", help="print the settings in effect as TOML and exit")
 
-    g = p.add_argument_group("crawling")
-    g.add_argument("-r", "--recursive", **_ON_OFF, help="crawl in-scope pages recursively")
-    g.add_argument("--max-depth", type=int, metavar="N", help="link hops from a seed to crawl (default: no limit)")
-    g.add_argument("--max-pages", type=int, metavar="N", help="crawl at most N pages")
-    g.add_argument("--scope-domain", action="append", metavar="HOST", help="also crawl pages on HOST (repeatable)")
-    g.add_argument("--include-crawl", action="append", metavar="REGEX", help="crawl only pages matching REGEX")
-    g.add_argument("--exclude-crawl", action="append", metavar="REGEX", help="never crawl pages matching REGEX")
-    g.add_argument("--robots", **_ON_OFF, help="obey robots.txt when crawling (default; --no-robots ignores it)")
-
-    g = p.add_argument_group("which links")
-    g.add_argument("--include", action="append", metavar="REGEX", help="check only URLs matching REGEX (wins)")
-    g.add_argument("--exclude", action="append", metavar="REGEX",
-                   help="don't check URLs matching REGEX (and those in .linkhoundignore)")
-    g.add_argument("--exclude-path", action="append", metavar="REGEX", help="don't read local inputs matching REGEX")
-    g.add_argument("--exclude-private", **_ON_OFF,
-                   help="skip hosts that are or resolve to private addresses (10/8, 172.16/12, 192.168/16, fc00::/7)")
-    g.add_argument("--exclude-loopback", **_ON_OFF,
-                   help="skip hosts that are or resolve to loopback addresses (127/8, ::1)")
-    g.add_argument("--exclude-link-local", **_ON_OFF,
-                   help="skip hosts that are or resolve to link-local addresses (169.254/16, fe80::/10)")
-    g.add_argument("--exclude-all-private", **_ON_OFF,
-                   help="all of --exclude-private, --exclude-loopback and --exclude-link-local")
-    g.add_argument("--scheme", type=_csv, metavar="LIST", help="schemes to check, e.g. http,https,file,mailto")
-    g.add_argument("--offline", **_ON_OFF, help="skip every remote link")
-    g.add_argument(
-        "--check-fragments", **_ON_OFF,
-        help="check #fragments (default: on for local files, off for remote pages)",
-    )
-    g.add_argument("--include-code", **_ON_OFF, help="check links in Markdown code")
-    g.add_argument("--hidden", **_ON_OFF, help="walk hidden directories")
-    g.add_argument("--gitignore", **_ON_OFF, help="skip paths .gitignore excludes (default; --no-gitignore walks them)")
-
-    g = p.add_argument_group("local files")
-    g.add_argument("--root-dir", metavar="DIR", help="resolve root-relative links (/x) against DIR")
-    g.add_argument("--base-url", metavar="URL", help="treat local files as served under URL")
-    g.add_argument("--remap", action="append", metavar="'REGEX REPLACEMENT'", help="rewrite URLs before checking")
-    g.add_argument("--index-files", type=_csv, metavar="LIST", help="a directory link needs one of these files")
-
-    g = p.add_argument_group("requests")
-    g.add_argument("--max-concurrency", type=int, metavar="N", help="requests in flight at once (default 128)")
-    g.add_argument("--host-concurrency", type=int, metavar="N", help="requests in flight per host (default 8)")
-    g.add_argument("--host-rate", type=float, metavar="R", help="requests per second per host (default: no limit)")
-    g.add_argument("--host-burst", type=int, metavar="N", help="token-bucket size for --host-rate (default 1)")
-    g.add_argument("--timeout", type=float, metavar="SECONDS", help="per request (default 20)")
-    g.add_argument("--max-redirects", type=int, metavar="N", help="default 10")
-    g.add_argument("--max-retries", type=int, metavar="N", help="retries after timeouts, resets, 5xx, 429 (default 2)")
-    g.add_argument("--retry-backoff", type=float, metavar="SECONDS", help="first retry delay, doubling (default 1)")
-    g.add_argument("--max-retry-wait", type=float, metavar="SECONDS", help="cap on Retry-After waits (default 60)")
-    g.add_argument("--accept", metavar="CODES", help="accepted status codes (default 200..=299), e.g. 200..=299,403")
-    g.add_argument("--accept-for", action="append", metavar="'REGEX CODES'",
-                   help="also accept CODES for URLs matching REGEX, e.g. 'linkedin\\.com 999' (repeatable)")
-    g.add_argument("--fail-on-blocked", **_ON_OFF,
-                   help="bot protection (Cloudflare challenge, LinkedIn 999) fails the run: exit code 2")
-    g.add_argument("--method", choices=("head", "get"), help="method for leaf links (default head; pages use GET)")
-    g.add_argument("--user-agent", metavar="UA", help="User-Agent header")
-    g.add_argument("-H", "--header", action="append", metavar="'NAME: VALUE'", help="extra header (repeatable)")
-    g.add_argument("--basic-auth", action="append", metavar="'URL_REGEX USER:PASSWORD'",
-                   help="HTTP Basic credentials for URLs matching URL_REGEX (repeatable)")
-    g.add_argument("--cookie-jar", metavar="FILE",
-                   help="cookies.txt (Netscape format) read at the start and written at the end")
-    g.add_argument("--insecure", **_ON_OFF, help="don't verify TLS certificates")
-    g.add_argument("--http-client", choices=("auto", "reqwest", "aiohttp"),
-                   help="HTTP stack (default auto: reqwest, or aiohttp when --exclude-private and friends are on)")
-    g.add_argument("--max-body-size", type=int, metavar="BYTES", help="largest page body read (default 20 MiB)")
-    g.add_argument("--workers", type=int, metavar="N",
-                   help="processes that parse pages (default: 1 with 2+ cores; 0 parses in the main process)")
-    g.add_argument("--host-config", metavar="FILE", help='TOML file of [hosts."name"] limits and headers')
-    g.add_argument("--host-stats", **_ON_OFF, help="print per-host request statistics")
-
-    g = p.add_argument_group("output")
-    g.add_argument("-f", "--format", metavar="FORMAT", help="compact (default), detailed, json, jsonl, markdown, "
-                   "junit, sarif, github, csv, html")
-    g.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE")
-    g.add_argument("-v", "--verbose", **_ON_OFF, help="list successful links too")
-    g.add_argument("--summary-only", **_ON_OFF, help="print only the summary")
-    g.add_argument("--progress", **_ON_OFF, help="a progress bar on a terminal (default; --no-progress hides it)")
+    declared = [f for f in option_fields(Settings) if not f.option.config_only]
+    for group in GROUPS:
+        g = p.add_argument_group(group)
+        for f in declared:
+            if f.option.group == group:
+                help_text = f.help_text().replace("%", "%%")  # argparse formats help with %
+                g.add_argument(*f.flags, dest=f.name, default=None, help=help_text, **_how(f))
     return p
 
 
-_NOT_SETTINGS = {"inputs", "files_from", "config", "no_config", "print_config"}
+def _how(f: OptionField) -> dict[str, Any]:
+    """How argparse reads f: on/off with a --no- form, a repeatable or comma-separated list, a number, text.
+
+    Every flag defaults to None, "not given", so that only what the user typed goes over the config files."""
+    if f.kind is bool:
+        # the --no- form lets a flag undo what a config file turned on (or off)
+        return {"action": argparse.BooleanOptionalAction}
+    how: dict[str, Any] = {"metavar": f.option.metavar} if f.option.metavar else {}
+    if f.option.choices:
+        how["choices"] = f.option.choices
+    if f.kind is tuple:
+        how.update({"type": _csv} if f.option.comma else {"action": "append"})
+    elif f.kind in (int, float):
+        how["type"] = f.kind
+    return how  # str, and values Settings reads from a string (--accept)
 
 
 def options_from_args(ns: argparse.Namespace) -> dict[str, Any]:
     """The settings the user gave on the command line (unset flags are left out)."""
-    opts = {k: v for k, v in vars(ns).items() if v is not None and k not in _NOT_SETTINGS}
-    for name, value in opts.items():
-        if isinstance(value, list):
-            opts[name] = tuple(value)
-    return opts
+    given = ((f.name, getattr(ns, f.name, None)) for f in option_fields(Settings))
+    return {name: tuple(v) if isinstance(v, list) else v for name, v in given if v is not None}
 
 
 def entry() -> NoReturn:

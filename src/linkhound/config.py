@@ -8,26 +8,23 @@ merging by host name. Flags, or a library call's keyword options, go over the re
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
-import types
-import typing
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .env import expand_env, key_path
 from .exceptions import ConfigError, OptionError, UsageError
-from .settings import Settings, format_accept, parse_accept, setting_names
+from .options import OptionField, coerce, describe, option_fields, suggest
+from .settings import Settings, format_accept, setting_names
 
 CONFIG_FILE = "linkhound.toml"
 PYPROJECT = "pyproject.toml"
 IGNORE_FILE = ".linkhoundignore"
 INPUT_KEYS = ("inputs", "files_from")  # what to check: used when the command line names no inputs
-_ENV = re.compile(r"\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)\}")  # ${NAME}; $${NAME} is the literal text ${NAME}
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 # Header names whose values are credentials: shown as *** by --print-config, whatever their source.
 _SECRET_HEADER = re.compile(r"authorization|cookie|token|secret|passw|api-?key|session", re.IGNORECASE)
 MASK = "***"
@@ -137,25 +134,22 @@ def _file_options(where: str, table: Mapping[str, Any], secrets: set[str]) -> di
     known = (*setting_names(), *INPUT_KEYS, "status")
     for key in table:
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ""
-            raise ConfigError(f"{where}: unknown key '{key}'{hint}")
+            raise ConfigError(f"{where}: unknown key '{key}'{suggest(key, known)}")
     found: set[str] = set()
-    table = _interpolate(where, "", table, found)
+    table = expand_env(where, table, "", found)
     secrets |= found
-    hints = typing.get_type_hints(Settings)
     options: dict[str, Any] = {}
     try:
         for key, value in table.items():
             if key == "status":
                 rules = _status_rules(where, value)
                 options["accept_for"] = (*options.get("accept_for", ()), *rules)
-            elif key == "accept_for":
-                options["accept_for"] = (*_convert(where, key, value, hints[key]), *options.get("accept_for", ()))
             elif key in INPUT_KEYS:
-                options[key] = _convert(where, key, value, tuple[str, ...] if key == "inputs" else str)
+                options[key] = _input_key(where, key, value)
+            elif key == "accept_for":
+                options[key] = (*coerce(_declared(key), value), *options.get(key, ()))
             else:
-                options[key] = _convert(where, key, value, hints[key])
+                options[key] = coerce(_declared(key), value)
         Settings(**{k: v for k, v in options.items() if k not in INPUT_KEYS})
     except OptionError as e:
         raise ConfigError(_masked(f"{where}: {e.option}: {e.problem}", found)) from None
@@ -163,54 +157,20 @@ def _file_options(where: str, table: Mapping[str, Any], secrets: set[str]) -> di
         raise ConfigError(_masked(str(e), found)) from None
     except UsageError as e:
         raise ConfigError(_masked(f"{where}: {e}", found)) from None
-    fmt = options.get("format")
-    if fmt is not None:
-        from .report import FORMATS
-
-        if fmt not in FORMATS:
-            raise ConfigError(f"{where}: format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     return options
 
 
-def _convert(where: str, key: str, value: object, hint: object) -> Any:
-    """value as the type Settings wants for key; a ConfigError naming file and key when it isn't one."""
-    if key == "accept":
-        if isinstance(value, str):
-            return parse_accept(value)
-        if isinstance(value, list) and all(isinstance(c, int | str) and not isinstance(c, bool) for c in value):
-            return parse_accept(",".join(str(c) for c in value))
-        raise _wrong(where, key, 'a string like "200..=299,403" or an array of status codes', value)
-    if key == "hosts":
-        from .hosts import parse_hosts
+def _declared(name: str) -> OptionField:
+    return next(f for f in option_fields(Settings) if f.name == name)
 
-        try:
-            parse_hosts(_table(f"{where}: hosts", value), where)
-        except UsageError as e:
-            raise ConfigError(str(e)) from None
-        return {host: dict(spec) for host, spec in typing.cast(Mapping[str, Any], value).items()}
-    if typing.get_origin(hint) in (types.UnionType, typing.Union):
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    if hint is bool:
-        if isinstance(value, bool):
-            return value
-        raise _wrong(where, key, "true or false", value)
-    if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _wrong(where, key, "an integer", value)
-    if hint is float:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
-        raise _wrong(where, key, "a number", value)
-    if hint is str:
-        if isinstance(value, str):
-            return value
-        raise _wrong(where, key, "a string", value)
-    if typing.get_origin(hint) is tuple:
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return tuple(value)
-        raise _wrong(where, key, "an array of strings", value)
-    raise AssertionError(f"no config type for {key}: {hint}")  # a new Settings field needs a case here
+
+def _input_key(where: str, key: str, value: object) -> Any:
+    """inputs (an array of strings) or files_from (a string): what to check, not Settings."""
+    if key == "files_from" and isinstance(value, str):
+        return value
+    if key == "inputs" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise _wrong(where, key, "a string" if key == "files_from" else "an array of strings", value)
 
 
 def _status_rules(where: str, value: object) -> list[str]:
@@ -230,68 +190,22 @@ def _status_rules(where: str, value: object) -> list[str]:
             re.compile(pattern)
         except re.error as e:
             raise ConfigError(f"{at}: pattern: bad regular expression '{pattern}': {e}") from None
+        if not isinstance(codes, str | list):
+            raise ConfigError(f"{at}: accept must be an array of status codes or a string like \"403,999\"")
         try:
-            accepted = _convert(f"{at}:", "accept", codes, None)
+            accepted = coerce(_declared("accept"), codes)
         except OptionError as e:
             raise ConfigError(f"{at}: accept: {e.problem}") from None
-        except ConfigError:
-            raise ConfigError(f"{at}: accept must be an array of status codes or a string like \"403,999\"") from None
         out.append(f"{pattern.strip()} {format_accept(accepted)}")
     return out
 
 
-def expand_env(where: str, value: Any, path: str = "") -> Any:
-    """value with ${NAME} in every string replaced by the environment variable NAME; ConfigError when unset."""
-    return _interpolate(where, path, value, set())
-
-
-def _interpolate(where: str, path: str, value: Any, found: set[str]) -> Any:
-    """value with ${NAME} in every string replaced by the environment variable NAME (which must be set)."""
-    if isinstance(value, str):
-
-        def sub(m: re.Match[str]) -> str:
-            if m[1]:
-                return "${" + m[2] + "}"
-            env = os.environ.get(m[2])
-            if env is None:
-                raise ConfigError(f"{where}: {path}: environment variable {m[2]} is not set")
-            if env:
-                found.add(env)
-            return env
-
-        return _ENV.sub(sub, value) if "${" in value else value
-    if isinstance(value, Mapping):
-        return {k: _interpolate(where, _key_path(path, k), v, found) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interpolate(where, f"{path}[{i}]", v, found) for i, v in enumerate(value)]
-    return value
-
-
 def _wrong(where: str, key: str, wanted: str, value: object) -> ConfigError:
-    return ConfigError(f"{where}: {key}: expected {wanted}, got {_describe(value)}")
-
-
-def _describe(value: object) -> str:
-    if isinstance(value, bool):
-        return f"a boolean ({str(value).lower()})"
-    if isinstance(value, int | float):
-        return f"a number ({value})"
-    if isinstance(value, str):
-        return f"a string ({json.dumps(value)[:60]})"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    return type(value).__name__
+    return ConfigError(f"{where}: {key}: expected {wanted}, got {describe(value)}")
 
 
 def _masked(text: str, secrets: set[str]) -> str:
     return Config(secrets=frozenset(secrets)).mask(text)
-
-
-def _key_path(path: str, key: str) -> str:
-    k = key if _BARE_KEY.fullmatch(key) else json.dumps(key)
-    return f"{path}.{k}" if path else k
 
 
 def _why(e: BaseException) -> str:
@@ -311,16 +225,16 @@ def render(settings: Settings, config: Config, inputs: Sequence[str] = (), files
         lines.append(f"inputs = {_toml(list(inputs), config)}")
     if files_from:
         lines.append(f"files_from = {_toml(files_from, config)}")
-    for f in fields(Settings):
+    for f in option_fields(Settings):
         name = f.name
-        if name.startswith("_") or name == "hosts":
+        if name == "hosts":  # tables, after the keys
             continue
         value = getattr(settings, name)
         if value is None:
             lines.append(f"# {name} is not set")
             continue
-        if name == "accept":
-            value = format_accept(value)
+        if f.option.show is not None:
+            value = f.option.show(value)
         elif name == "header":
             value = [_mask_header(h) for h in value]
         elif name == "basic_auth":
@@ -355,6 +269,6 @@ def _toml(value: object, config: Config) -> str:
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v, config) for v in value) + "]"
     if isinstance(value, Mapping):
-        items = (f"{_key_path('', str(k))} = {_toml(v, config)}" for k, v in value.items())
+        items = (f"{key_path('', str(k))} = {_toml(v, config)}" for k, v in value.items())
         return "{ " + ", ".join(items) + " }" if value else "{}"
     raise TypeError(f"can't write {type(value).__name__} as TOML")

@@ -1,10 +1,10 @@
 """Exceptions linkhound raises. Broken links are Results, not exceptions.
 
     LinkhoundError
-    ├── UsageError        bad settings, flags or config values (exit code 1)
-    │   ├── OptionError   one setting has a bad value: carries its name and the problem
-    │   └── ConfigError   a config file is wrong: the message names the file and the key
-    └── InputError        an input that can't be read: missing file, bad glob, bad URL (exit code 1)
+    └── UsageError        what the caller asked for can't be done as asked (exit code 1): catch this one
+        ├── OptionError   one setting has a bad value or type: carries its name and the problem
+        ├── ConfigError   a config file is wrong: the message names the file and the key
+        └── InputError    an input that can't be read: missing file, bad glob, bad URL, unreadable directory
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ class LinkhoundError(Exception):
 
 
 class UsageError(LinkhoundError):
-    """A setting, flag or config value is wrong. The message names it."""
+    """A setting, flag, config value or input is wrong. The message names it."""
 
 
 class OptionError(UsageError):
@@ -34,7 +34,7 @@ class ConfigError(UsageError):
     """A config file can't be read, isn't TOML, or has an unknown key, a wrong type or a bad value."""
 
 
-class InputError(LinkhoundError):
+class InputError(UsageError):
     """An input can't be read. Carries the input it concerns."""
 
     def __init__(self, source: str, message: str) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .env import expand_env
 from .exceptions import OptionError, UsageError
 from .host_pool import HostLimits
 
@@ -67,8 +68,6 @@ def load_host_config(path: str) -> dict[str, HostSettings]:
     unknown = set(data) - {"hosts"}
     if unknown:
         raise OptionError("host_config", f"{path}: only [hosts.\"name\"] tables belong here, found {sorted(unknown)}")
-    from .config import expand_env
-
     try:
         return parse_hosts(expand_env(path, hosts, "hosts"), path)
     except UsageError as e:

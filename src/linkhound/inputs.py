@@ -66,6 +66,9 @@ def read_files_from(source: str) -> list[str]:
 
 
 def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> Iterator[Input]:
+    if not arg.strip():
+        # Path("") is the current directory: an unset variable in a script would check the whole tree
+        raise InputError(f"'{arg}'", "empty input (give a URL, file, directory or glob)")
     if arg == "-":
         data = sys.stdin.buffer.read()
         yield Input("-", Kind.HTML if data.lstrip()[:1] == b"<" else Kind.MARKDOWN, data)
@@ -83,11 +86,15 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
 
         arg = url2pathname(arg[7:].split("#", 1)[0])
     path = Path(arg)
-    if path.is_dir():
+    try:
+        is_dir, exists = path.is_dir(), path.exists()
+    except OSError as e:  # a folder on the way can't be entered
+        raise InputError(arg, f"can't read: {_why(e)}") from None
+    if is_dir:
         for file in walk(path, hidden=hidden, gitignore=gitignore, exclude=exclude):
             yield _read(str(file), kind_for_path(str(file)) or Kind.TEXT)
         return
-    if path.exists():
+    if exists:
         if not excluded_path(arg, exclude):
             yield _read(arg, kind_for_path(arg) or Kind.TEXT)
         return
@@ -125,23 +132,29 @@ def walk(root: Path, *, hidden: bool = False, gitignore: bool = True, exclude: P
     specs: list[tuple[str, object]] = []  # (dir, GitIgnoreSpec) of every .gitignore above the current dir
     if gitignore:
         specs.extend(_ancestor_ignores(root))
-    yield from _walk(root, hidden, gitignore, specs, exclude)
+    yield from _walk(root, hidden, gitignore, specs, exclude, top=True)
 
 
 def _walk(
-    d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]], exclude: Patterns = ()
+    d: Path, hidden: bool, gitignore: bool, specs: list[tuple[str, object]], exclude: Patterns = (), top: bool = False
 ) -> Iterator[Path]:
     own = _load_ignore(d) if gitignore else None
     if own is not None:
         specs = [*specs, (str(d), own)]
     try:
-        entries = sorted(os.scandir(d), key=lambda e: e.name)
+        with os.scandir(d) as it:
+            entries = sorted(it, key=lambda e: e.name)
     except OSError as e:
-        raise InputError(str(d), f"can't list directory: {_why(e)}") from None
+        # An unreadable folder stops the run rather than leave its links unchecked without a word.
+        hint = "" if top else " (--exclude-path can leave it out)"
+        raise InputError(str(d), f"can't list directory: {_why(e)}{hint}") from None
     for entry in entries:
         if not hidden and entry.name.startswith("."):
             continue
-        is_dir = entry.is_dir(follow_symlinks=False)  # a symlinked folder may loop back: not walked
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)  # a symlinked folder may loop back: not walked
+        except OSError:
+            is_dir = False  # gone since the listing, or can't be looked at: reading it will say which
         if specs and _ignored(entry.path, is_dir, specs) or excluded_path(entry.path, exclude, is_dir):
             continue
         if is_dir:
@@ -152,13 +165,17 @@ def _walk(
 
 def _load_ignore(d: Path) -> object | None:
     f = d / ".gitignore"
-    if not f.is_file():
+    try:
+        if not f.is_file():
+            return None
+        text = f.read_text(encoding="utf-8", errors="replace")
+    except OSError:  # an unreadable folder: listing it will say so
         return None
     import pathspec
 
     try:
-        return pathspec.GitIgnoreSpec.from_lines(f.read_text(encoding="utf-8", errors="replace").splitlines())
-    except (OSError, ValueError):
+        return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+    except ValueError:
         return None
 
 
@@ -168,7 +185,7 @@ def _ancestor_ignores(root: Path) -> list[tuple[str, object]]:
     chain = []
     for d in [root, *root.parents]:
         chain.append(d)
-        if (d / ".git").exists():
+        if _exists(d / ".git"):
             break
     else:
         return []
@@ -178,6 +195,14 @@ def _ancestor_ignores(root: Path) -> list[tuple[str, object]]:
         if spec is not None:
             out.append((str(d), spec))
     return out
+
+
+def _exists(path: Path) -> bool:
+    """path.exists(), with False for a path in a folder that can't be looked into."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def _ignored(path: str, is_dir: bool, specs: list[tuple[str, object]]) -> bool:

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .filters import AddressExcluded, AddressFilter
-from .settings import Remap, Settings
+from .settings import KNOWN_SCHEMES, Remap, Settings
 from .status import Status
 from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_fragment
 
-KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})
 # Resolved links kept for reuse (cleared when full). Nav and footer links, the ones that repeat, come back
 # at once; 20,000 cost no CPU against 200,000 on the 10k-page bench and kept the parse worker ~15 MB smaller.
 _CACHE_MAX = 20_000

@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from .exceptions import OptionError
 from .filters import AddressFilter
+from .hosts import load_host_config, parse_hosts
+from .options import CRAWLING, LINKS, LOCAL, OUTPUT, REQUESTS, coerce, option, option_fields, reference
+from .report import FORMATS
 
 DEFAULT_ACCEPT = frozenset(range(200, 300))
+KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})  # what linkhound checks; --scheme picks among them
+_LABEL = r"[^\W_](?:[\w-]*[^\W_])?"  # letters and digits (any script), '-' and '_' inside
+_HOST = re.compile(rf"{_LABEL}(?:\.{_LABEL})*\.?")
 
 
 def parse_accept(spec: str, option: str = "accept") -> frozenset[int]:
@@ -113,91 +121,151 @@ class BasicAuth:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything that shapes a run. Field names are the config-file keys and the flags' long names."""
+    """Everything that shapes a run: the table of options. Each field is declared once, with option(): its name is
+    the config key and the long flag (--max-depth), its type how values are checked, and its help, group and
+    flags are what `linkhound --help` and docs/config.md show (cli.build_parser, option_reference)."""
 
-    # what to check
-    recursive: bool = False
-    max_depth: int | None = None
-    max_pages: int | None = None
-    scope_domain: tuple[str, ...] = ()
-    include_crawl: tuple[str, ...] = ()
-    exclude_crawl: tuple[str, ...] = ()
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    exclude_path: tuple[str, ...] = ()  # local input paths (walked, globbed or named) to leave out
-    exclude_private: bool = False  # 10/8, 172.16/12, 192.168/16, fc00::/7, by literal or resolved address
-    exclude_loopback: bool = False  # 127/8, ::1, 0.0.0.0/8, ::
-    exclude_link_local: bool = False  # 169.254/16, fe80::/10
-    exclude_all_private: bool = False  # all three above
-    scheme: tuple[str, ...] = ()  # empty: every scheme linkhound knows
-    offline: bool = False
-    check_fragments: bool | None = None  # None: on for local files, off for remote pages
-    include_code: bool = False  # check links inside Markdown code spans and blocks
-    hidden: bool = False  # walk hidden directories
-    gitignore: bool = True
-    # local files
-    root_dir: str | None = None
-    base_url: str | None = None
-    remap: tuple[str, ...] = ()
-    index_files: tuple[str, ...] = ()
-    # requests
-    max_concurrency: int = 128
-    host_concurrency: int = 8
-    host_rate: float | None = None
-    host_burst: int = 1
-    timeout: float = 20.0
-    max_redirects: int = 10
-    max_retries: int = 2
-    retry_backoff: float = 1.0  # first retry waits about this long, then doubles (with jitter)
-    max_retry_wait: float = 60.0
-    accept: frozenset[int] = DEFAULT_ACCEPT
-    accept_for: tuple[str, ...] = ()  # "REGEX CODES": more accepted codes for matching URLs
-    fail_on_blocked: bool = False  # bot protection (Status.BLOCKED) fails the run too
-    method: str = "head"  # for leaf links; pages are always GET
-    user_agent: str = ""  # empty: linkhound/<version> (+project URL)
-    header: tuple[str, ...] = field(default=(), repr=False)  # "Name: value"
-    basic_auth: tuple[str, ...] = field(default=(), repr=False)  # "URL_REGEX user:password"
-    cookie_jar: str | None = None  # Netscape cookies.txt, read at the start and written at the end
-    insecure: bool = False
-    http_client: str = "auto"  # auto (reqwest unless an address filter needs aiohttp), reqwest, aiohttp
-    robots: bool = True
-    max_body_size: int = 20 * 1024 * 1024
-    host_config: str | None = None  # a TOML file of [hosts."name"] tables
-    hosts: dict[str, Any] = field(default_factory=dict, repr=False)  # {host: {concurrency, rate, burst, headers}}
-    host_stats: bool = False
-    workers: int | None = None  # processes that parse pages; None: 1 on a machine with 2+ cores, else 0
-    # output
-    verbose: bool = False
-    progress: bool = True
-    format: str = "compact"
-    output: str | None = None
-    summary_only: bool = False
-    # derived, filled by validate()
+    # -- crawling
+    recursive: bool = option(False, "crawl in-scope pages recursively", CRAWLING, short="-r")
+    max_depth: int | None = option(
+        None, "link hops from a seed to crawl", CRAWLING, metavar="N", at_least=0, default_text="no limit"
+    )
+    max_pages: int | None = option(
+        None, "crawl at most N pages", CRAWLING, metavar="N", at_least=1, default_text="no limit"
+    )
+    scope_domain: tuple[str, ...] = option((), "also crawl pages on HOST and its subdomains", CRAWLING, metavar="HOST")
+    include_crawl: tuple[str, ...] = option((), "crawl only pages matching REGEX", CRAWLING, metavar="REGEX")
+    exclude_crawl: tuple[str, ...] = option((), "never crawl pages matching REGEX", CRAWLING, metavar="REGEX")
+    robots: bool = option(True, "obey robots.txt and its Crawl-delay when crawling", CRAWLING)
+    # -- which links
+    include: tuple[str, ...] = option((), "check only URLs matching REGEX; include wins over exclude", LINKS,
+                                      metavar="REGEX")
+    exclude: tuple[str, ...] = option((), "don't check URLs matching REGEX, nor those .linkhoundignore lists",
+                                      LINKS, metavar="REGEX")
+    exclude_path: tuple[str, ...] = option((), "don't read local files and directories matching REGEX",
+                                           LINKS, metavar="REGEX")
+    # by literal address or by what a name resolves to
+    exclude_private: bool = option(
+        False, "skip hosts that are or resolve to private addresses (10/8, 172.16/12, 192.168/16, fc00::/7)", LINKS
+    )
+    exclude_loopback: bool = option(
+        False, "skip hosts that are or resolve to loopback addresses (127/8, ::1, 0.0.0.0/8, ::)", LINKS
+    )
+    exclude_link_local: bool = option(
+        False, "skip hosts that are or resolve to link-local addresses (169.254/16, fe80::/10)", LINKS
+    )
+    exclude_all_private: bool = option(
+        False, "all of --exclude-private, --exclude-loopback and --exclude-link-local", LINKS
+    )
+    scheme: tuple[str, ...] = option(
+        (), "schemes to check; links with others are excluded", LINKS, metavar="LIST", comma=True,
+        default_text=",".join(sorted(KNOWN_SCHEMES)),
+    )
+    offline: bool = option(False, "skip every remote link", LINKS)
+    check_fragments: bool | None = option(
+        None, "check #fragments", LINKS, default_text="on for local files, off for remote pages"
+    )
+    include_code: bool = option(False, "check links in Markdown code spans and blocks", LINKS)
+    hidden: bool = option(False, "walk hidden directories", LINKS)
+    gitignore: bool = option(True, "skip what .gitignore excludes when walking directories", LINKS)
+    # -- local files
+    root_dir: str | None = option(None, "resolve root-relative links (/x) against DIR", LOCAL, metavar="DIR")
+    base_url: str | None = option(None, "treat local files as served under URL", LOCAL, metavar="URL")
+    remap: tuple[str, ...] = option((), "rewrite URLs matching REGEX before checking", LOCAL,
+                                    metavar="'REGEX REPLACEMENT'")
+    index_files: tuple[str, ...] = option(
+        (), "a link to a directory needs one of these files in it", LOCAL, metavar="LIST", comma=True
+    )
+    # -- requests
+    max_concurrency: int = option(128, "requests in flight at once", REQUESTS, metavar="N", at_least=1)
+    host_concurrency: int = option(8, "requests in flight per host", REQUESTS, metavar="N", at_least=1)
+    host_rate: float | None = option(
+        None, "requests per second per host", REQUESTS, metavar="R", positive=True, default_text="no limit"
+    )
+    host_burst: int = option(1, "token-bucket size for --host-rate", REQUESTS, metavar="N", at_least=1)
+    timeout: float = option(20.0, "seconds per request", REQUESTS, metavar="SECONDS", positive=True)
+    max_redirects: int = option(10, "redirects followed per link", REQUESTS, metavar="N", at_least=0)
+    max_retries: int = option(2, "retries after timeouts, resets, 5xx and 429", REQUESTS, metavar="N", at_least=0)
+    retry_backoff: float = option(
+        1.0, "seconds before the first retry, doubling after, with jitter", REQUESTS, metavar="SECONDS", at_least=0
+    )
+    max_retry_wait: float = option(60.0, "cap on Retry-After waits", REQUESTS, metavar="SECONDS", at_least=0)
+    accept: frozenset[int] = option(
+        DEFAULT_ACCEPT, "accepted status codes, e.g. 200..=299,403", REQUESTS, metavar="CODES",
+        parse=parse_accept, show=format_accept,
+    )
+    accept_for: tuple[str, ...] = option(
+        (), "also accept CODES for URLs matching REGEX, e.g. '^https://www.linkedin.com/ 999'", REQUESTS,
+        metavar="'REGEX CODES'",
+    )
+    fail_on_blocked: bool = option(
+        False, "bot protection (Cloudflare challenge, LinkedIn 999) fails the run: exit code 2", REQUESTS
+    )
+    method: str = option("head", "method for leaf links; pages always use GET", REQUESTS, choices=("head", "get"))
+    user_agent: str = option(
+        "", "User-Agent header", REQUESTS, metavar="UA", default_text="linkhound/<version> (+project URL)"
+    )
+    header: tuple[str, ...] = option(
+        (), "extra header sent with every request", REQUESTS, short="-H", metavar="'NAME: VALUE'", secret=True
+    )
+    basic_auth: tuple[str, ...] = option(
+        (), "HTTP Basic credentials for URLs matching URL_REGEX", REQUESTS, metavar="'URL_REGEX USER:PASSWORD'",
+        secret=True,
+    )
+    cookie_jar: str | None = option(
+        None, "cookies.txt (Netscape format) read at the start and written at the end", REQUESTS, metavar="FILE"
+    )
+    insecure: bool = option(False, "don't verify TLS certificates", REQUESTS)
+    http_client: str = option(
+        "auto", "HTTP stack; auto is reqwest, or aiohttp when --exclude-private and friends are on", REQUESTS,
+        choices=("auto", "reqwest", "aiohttp"),
+    )
+    max_body_size: int = option(20 * 1024 * 1024, "largest page body read", REQUESTS, metavar="BYTES", at_least=1)
+    workers: int | None = option(
+        None, "processes that parse pages; 0 parses in the main process", REQUESTS, metavar="N", at_least=0,
+        default_text="1 with 2+ cores, else 0",
+    )
+    host_config: str | None = option(None, 'TOML file of [hosts."name"] limits and headers', REQUESTS,
+                                     metavar="FILE")
+    hosts: dict[str, Any] = option(
+        help='per-host limits and headers: [hosts."name"] tables with concurrency, rate, burst, headers',
+        group=REQUESTS, factory=dict, secret=True, config_only=True,
+    )
+    host_stats: bool = option(False, "print per-host request statistics", REQUESTS)
+    # -- output
+    format: str = option("compact", f"report format: {', '.join(FORMATS)}", OUTPUT, short="-f", metavar="FORMAT")
+    output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE")
+    verbose: bool = option(False, "list successful links too", OUTPUT, short="-v")
+    summary_only: bool = option(False, "print only the summary", OUTPUT)
+    progress: bool = option(True, "a progress bar on a terminal", OUTPUT)
+    # derived, filled by _validate()
     _compiled: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        for f in option_fields(Settings):
+            value = getattr(self, f.name)
+            typed = coerce(f, value)
+            if typed is not value:  # a list from Python becomes a tuple, 3 becomes 3.0: set once, here
+                object.__setattr__(self, f.name, typed)
         self._validate()
 
     def _validate(self) -> None:
-        positive = ("max_concurrency", "host_concurrency", "host_burst", "max_body_size")
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise OptionError(name, f"must be at least 1, got {getattr(self, name)}")
-        if self.timeout <= 0:
-            raise OptionError("timeout", f"must be positive, got {self.timeout}")
-        for name in ("retry_backoff", "max_retry_wait", "max_redirects", "max_retries"):
-            if getattr(self, name) < 0:
-                raise OptionError(name, f"must not be negative, got {getattr(self, name)}")
-        for name in ("max_depth", "max_pages", "workers"):
-            v = getattr(self, name)
-            if v is not None and v < 0:
-                raise OptionError(name, f"must not be negative, got {v}")
-        if self.host_rate is not None and self.host_rate <= 0:
-            raise OptionError("host_rate", f"must be positive, got {self.host_rate}")
-        if self.http_client not in ("auto", "reqwest", "aiohttp"):
-            raise OptionError("http_client", f"must be 'auto', 'reqwest' or 'aiohttp', got '{self.http_client}'")
-        if self.method not in ("head", "get"):
-            raise OptionError("method", f"must be 'head' or 'get', got '{self.method}'")
+        """What a type can't say: values that must be known, exist or fit together."""
+        for s in self.scheme:
+            if s.lower() not in KNOWN_SCHEMES:
+                raise OptionError("scheme", f"unknown scheme '{s}' (known: {', '.join(sorted(KNOWN_SCHEMES))})")
+        for host in self.scope_domain:
+            if not _is_host(host):
+                raise OptionError("scope_domain", f"'{host}' is not a host name (like docs.example.org: no scheme, "
+                                  "port or path)")
+        if self.base_url is not None and not _is_base_url(self.base_url):
+            raise OptionError("base_url", f"'{self.base_url}' is not an absolute http(s) or file URL "
+                              "(like https://example.org/docs/)")
+        if self.root_dir is not None and not os.path.isdir(self.root_dir):
+            why = "is not a directory" if os.path.exists(self.root_dir) else "doesn't exist"
+            raise OptionError("root_dir", f"'{self.root_dir}' {why} (it must be an existing directory)")
+        if self.format not in FORMATS:
+            raise OptionError("format", f"unknown format '{self.format}' (choose from {', '.join(FORMATS)})")
         for h in self.header:
             if ":" not in h or not h.split(":", 1)[0].strip():
                 raise OptionError("header", f"'{h.split(' ', 1)[0]} ...' must look like 'Name: value'")
@@ -217,8 +285,6 @@ class Settings:
                 "reqwest can't vet the addresses a name resolves to, which --exclude-private and its friends need:"
                 " use 'auto' or 'aiohttp'",
             )
-        from .hosts import load_host_config, parse_hosts
-
         per_host = load_host_config(self.host_config) if self.host_config else {}
         per_host.update(parse_hosts(self.hosts, ""))
         c["hosts"] = per_host
@@ -261,4 +327,32 @@ class Settings:
 
 
 def setting_names() -> list[str]:
-    return [f.name for f in fields(Settings) if not f.name.startswith("_")]
+    """The options' names: config keys, keyword options, and (with dashes) long flags."""
+    return [f.name for f in option_fields(Settings)]
+
+
+def option_reference() -> str:
+    """The option reference of docs/config.md (between its options:start and options:end markers)."""
+    return reference(option_fields(Settings))
+
+
+def _is_host(text: str) -> bool:
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            return ipaddress.ip_address(text[1:-1]).version == 6
+        except ValueError:
+            return False
+    return len(text) <= 253 and _HOST.fullmatch(text) is not None
+
+
+def _is_base_url(text: str) -> bool:
+    if any(c.isspace() or not c.isprintable() for c in text):
+        return False
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+    except ValueError:  # a bad [IPv6] or port
+        return False
+    if parts.scheme.lower() == "file":
+        return parts.path.startswith("/")
+    return parts.scheme.lower() in ("http", "https") and bool(host)
