@@ -161,4 +161,46 @@ PAGES: tuple[Page, ...] = (
     Page("https://example.test/about/team", 2, 0, True),
 )
 
-REPORT = Report(results=RESULTS, summary=summarize(RESULTS, pages=8, elapsed=2.345), pages=PAGES)
+WARNINGS: tuple[str, ...] = (
+    "robots.txt of https://slow.example.test answered 503: host not crawled",
+    "https://example.test/big.html: body cut at --max-body-size: links after 20 MiB not read",
+)
+
+REPORT = Report(
+    results=RESULTS, summary=summarize(RESULTS, pages=8, elapsed=2.345, warnings=WARNINGS), pages=PAGES
+)
+
+# A second run for what the first can't show: a link on more pages than the folding formats list, a redirect
+# loop, and fragments that were found (their references share the page's result).
+GONE_PAGES = tuple(f"https://example.test/p{i}" for i in range(1, 9))
+FOLDED_RESULTS: tuple[Result, ...] = (
+    Result(
+        "https://example.test/gone",
+        Status.BROKEN,
+        410,
+        "Gone",
+        elapsed=0.1,
+        references=tuple(ref(page, 12, 5, text="/gone") for page in GONE_PAGES),
+    ),
+    Result(
+        "https://example.test/loop",
+        Status.ERROR,
+        reason="redirect loop",
+        redirects=("https://example.test/loop/", "https://example.test/loop/index", "https://example.test/loop/"),
+        elapsed=0.3,
+        references=(md("docs/c.md", 4, 1, "https://example.test/loop"),),
+    ),
+    Result(
+        "https://example.test/guide",
+        Status.OK,
+        200,
+        "OK",
+        elapsed=0.2,
+        content_type="text/html",
+        references=(
+            md("docs/c.md", 6, 1, "https://example.test/guide#install"),
+            md("docs/c.md", 7, 1, "https://example.test/guide#usage"),
+        ),
+    ),
+)
+FOLDED = Report(results=FOLDED_RESULTS, summary=summarize(FOLDED_RESULTS, pages=9, elapsed=1.0))

@@ -284,7 +284,7 @@ def test_site_tree_nests_pages_under_their_shallowest_referrer() -> None:
     tree = site_tree(pages, results)
     assert [n["url"] for n in tree] == ["https://s.test/"]
     child = tree[0]["children"][0]
-    assert (child["url"], child["broken"]) == ("https://s.test/a", 1)
+    assert (child["url"], child["failed"]) == ("https://s.test/a", 1)
     assert [n["url"] for n in child["children"]] == ["https://s.test/b"]
 
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from linkhound.report import reporter_for
-from report_fixtures import HOSTILE_PAGE, HOSTILE_URL, REPORT
+from linkhound.summary import Report
+from report_fixtures import FOLDED, GONE_PAGES, HOSTILE_PAGE, HOSTILE_URL, REPORT, WARNINGS
 
 CHROMIUM = os.environ.get("LINKHOUND_CHROMIUM", "/usr/bin/chromium")
 # Flags that work as root with no network: no sandbox, GPU, QUIC, first-run or background traffic.
@@ -74,9 +75,9 @@ class Opened:
         return self.page.locator("#results tbody tr:visible")
 
 
-def open_report(browser: Any, tmp_path: Path, **options: bool) -> Opened:
+def open_report(browser: Any, tmp_path: Path, report: Report = REPORT, **options: bool) -> Opened:
     path = tmp_path / "report.html"
-    path.write_text(reporter_for("html", **options).finish(REPORT), encoding="utf-8")
+    path.write_text(reporter_for("html", **options).finish(report), encoding="utf-8")
     return Opened(browser, path)
 
 
@@ -134,9 +135,32 @@ def test_html_report_draws_site_tree_and_charts_offline(browser: Any, tmp_path: 
     assert tree.locator("li").count() == len(REPORT.pages)
     assert (
         tree.locator(":scope > li > details > summary").text_content()
-        == "https://example.test/depth 0, 6 links2 broken"
+        == "https://example.test/depth 0, 6 links2 failed"
     )
     assert tree.locator("li li li").all_text_contents() == ["https://example.test/about/teamdepth 2, 0 links"]
     assert report.page.locator("svg[aria-label='Results by status'] rect").count() == 9
     assert report.page.locator("svg[aria-label='Results by host'] text.label").count() >= 5
     assert [u for u in report.requests if not u.startswith(("file:", "data:"))] == []
+
+
+def test_html_report_shows_warnings_and_folds_long_referrer_lists(browser: Any, tmp_path: Path) -> None:
+    report = open_report(browser, tmp_path)
+    box = report.page.locator("section.warnings")
+    assert box.is_visible() and box.locator("li").all_text_contents() == list(WARNINGS)
+
+    folded = open_report(browser, tmp_path, FOLDED)
+    cell = folded.page.locator("#results tbody tr", has_text="https://example.test/gone").locator("td.refs")
+    shown = [f"{page}:12:5 (a href)" for page in GONE_PAGES]
+    assert cell.locator(":scope > ul > li").all_text_contents() == shown[:5]
+    more = cell.locator("details")
+    assert more.locator("summary").text_content() == "\u2026 and 3 more"
+    assert more.get_attribute("open") is None and not more.locator("li").first.is_visible()
+    more.locator("summary").click()
+    assert more.locator("li").all_text_contents() == shown[5:]
+    assert more.locator("li").first.is_visible()
+    folded.page.fill("#filter", "/p8:")  # folded referrers are searched too
+    assert folded.visible_rows().count() == 1
+    assert folded.errors == [] and report.errors == []
+
+    unfolded = open_report(browser, tmp_path, FOLDED, all_referrers=True)
+    assert unfolded.page.locator("td.refs details").get_attribute("open") is not None

@@ -63,6 +63,17 @@ def test_json_schema_rejects_unknown_status() -> None:
         validator().validate(doc)
 
 
+def test_json_schema_requires_warnings_as_strings() -> None:
+    doc = json.loads(finish("json"))
+    assert doc["summary"]["warnings"]
+    doc["summary"]["warnings"] = [1]
+    with pytest.raises(jsonschema.ValidationError):
+        validator().validate(doc)
+    del doc["summary"]["warnings"]
+    with pytest.raises(jsonschema.ValidationError):
+        validator().validate(doc)
+
+
 def test_jsonl_lines_validate_against_docs_schema() -> None:
     reporter = reporter_for("jsonl")
     lines = [reporter.result(r) for r in REPORT.results]

@@ -21,6 +21,8 @@ class Summary:
     elapsed: float  # seconds, wall clock
     interrupted: bool = False
     caps: tuple[str, ...] = ()  # limits that stopped the crawl short, e.g. "max-pages 100"
+    # run-level messages no single result carries: "robots.txt of http://h answered 503: host not crawled"
+    warnings: tuple[str, ...] = ()
 
     def count(self, status: Status) -> int:
         return self.by_status.get(status, 0)
@@ -61,6 +63,7 @@ def summarize(
     elapsed: float,
     interrupted: bool = False,
     caps: tuple[str, ...] = (),
+    warnings: tuple[str, ...] = (),
 ) -> Summary:
     by_status = Counter(r.status for r in results)
     return Summary(
@@ -72,4 +75,5 @@ def summarize(
         elapsed=elapsed,
         interrupted=interrupted,
         caps=caps,
+        warnings=tuple(warnings),
     )

@@ -23,10 +23,18 @@ _NO_SUMMARY_ONLY = ("junit", "sarif", "csv")
 
 
 def reporter_for(
-    fmt: str, *, color: bool = False, verbose: bool = False, summary_only: bool = False
+    fmt: str,
+    *,
+    color: bool = False,
+    verbose: bool = False,
+    summary_only: bool = False,
+    all_referrers: bool = False,
 ) -> Reporter:
     """The reporter for a format name. `color` applies to compact and detailed, `verbose` (every link,
-    not only problems) to compact, markdown and html; `summary_only` to all but junit, sarif and csv."""
+    not only problems) to compact, markdown and html; `summary_only` to all but junit, sarif and csv.
+    Compact, detailed and markdown list a link's first few referrers and "… and N more"; `all_referrers`
+    (or `verbose`) lists them all; html folds the rest into a <details>, open with `all_referrers`.
+    json, jsonl, junit, sarif and csv always carry every referrer."""
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if summary_only and fmt in _NO_SUMMARY_ONLY:
@@ -36,11 +44,13 @@ def reporter_for(
         case "compact":
             from .compact import Compact
 
-            return Compact(color=color, verbose=verbose, summary_only=summary_only)
+            return Compact(
+                color=color, verbose=verbose, summary_only=summary_only, all_referrers=all_referrers
+            )
         case "detailed":
             from .detailed import Detailed
 
-            return Detailed(color=color, summary_only=summary_only)
+            return Detailed(color=color, summary_only=summary_only, all_referrers=all_referrers or verbose)
         case "json":
             from .json_report import JsonReport
 
@@ -52,7 +62,7 @@ def reporter_for(
         case "markdown":
             from .markdown import Markdown
 
-            return Markdown(verbose=verbose, summary_only=summary_only)
+            return Markdown(verbose=verbose, summary_only=summary_only, all_referrers=all_referrers)
         case "junit":
             from .junit import JUnit
 
@@ -72,7 +82,7 @@ def reporter_for(
         case _:
             from .html import Html
 
-            return Html(verbose=verbose, summary_only=summary_only)
+            return Html(verbose=verbose, summary_only=summary_only, all_referrers=all_referrers)
 
 
 __all__ = ["FORMATS", "Reporter", "reporter_for", "wants_color"]

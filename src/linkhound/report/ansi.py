@@ -25,6 +25,10 @@ def paint(text: str, status: Status | None) -> str:
     return f"\x1b[{_CODES[status]}m{text}{_RESET}" if status is not None else text
 
 
+def warn(text: str) -> str:
+    return f"\x1b[33m{text}{_RESET}"  # yellow, like the statuses that are not failures
+
+
 def dim(text: str) -> str:
     return f"\x1b[2m{text}{_RESET}"
 

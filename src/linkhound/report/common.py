@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
+from ..local import file_url_to_path
 from ..status import Status
 from ..summary import Summary
 from ..types import Reference, Result
 from ..version import __version__
+from . import ansi
 
 # Human-readable names; machine formats use Status.value ("rate_limited") instead.
 LABELS: dict[Status, str] = {
@@ -33,6 +36,8 @@ TITLES: dict[Status, str] = {
 }
 ORDER: dict[Status, int] = {s: i for i, s in enumerate(Status)}
 NO_SOURCE = "(input)"  # the "source" of a link given directly, with no referring file or page
+# Referrers a folding format lists per link before "… and N more": a nav link can be on every page.
+FOLD = 5
 
 Paint = Callable[[str, Status | None], str]
 
@@ -65,6 +70,19 @@ def sorted_refs(refs: Iterable[Reference]) -> list[Reference]:
 def referrers(result: Result) -> list[Reference | None]:
     """A result's references in order, or [None] for a link given directly, so every result shows once."""
     return [*sorted_refs(result.references)] or [None]
+
+
+def folded_refs(result: Result, all_referrers: bool = False) -> tuple[list[Reference], int]:
+    """A result's references in order, cut to the first FOLD, and how many were left out. Never hides a
+    single one: "… and 1 more" would take the line the referrer itself needs."""
+    refs = sorted_refs(result.references)
+    if all_referrers or len(refs) <= FOLD + 1:
+        return refs, 0
+    return refs[:FOLD], len(refs) - FOLD
+
+
+def more(hidden: int) -> str:
+    return f"… and {hidden:,} more"
 
 
 def by_source(results: Iterable[Result]) -> dict[str, list[tuple[Reference | None, Result]]]:
@@ -126,6 +144,12 @@ def summary_line(summary: Summary, paint: Paint = plain) -> str:
     return line
 
 
+def warning_lines(summary: Summary, color: bool = False) -> list[str]:
+    """The run's warnings as "warning: ..." lines, for the formats that end with the summary line."""
+    label = ansi.warn("warning:") if color else "warning:"
+    return [f"{label} {printable(w)}" for w in summary.warnings]
+
+
 def host(url: str) -> str:
     try:
         return urlsplit(url).hostname or ""
@@ -139,8 +163,33 @@ def is_url(source: str) -> bool:
 
 
 def printable(text: str) -> str:
-    """Text safe for a terminal or a one-line field: control and bidi characters shown as escapes."""
-    return _UNPRINTABLE.sub(_escape, text)
+    """Text safe for a terminal or a one-line field: control characters (C0 with tab and line breaks, DEL,
+    C1) and bidi overrides shown as escapes. Every text format passes what came from outside through this."""
+    # isprintable() is false for every character _UNPRINTABLE matches (categories Cc, Cf, Cs, Cn), and
+    # answers in C for the common case of nothing to escape
+    return text if text.isprintable() else _UNPRINTABLE.sub(_escape, text)
+
+
+def display_url(url: str) -> str:
+    """A target as a person reads it: a file: URL as its path (relative when under the current directory),
+    then printable()."""
+    if url[:5].lower() == "file:":
+        url = _local_path(url)
+    return printable(url)
+
+
+def _local_path(url: str) -> str:
+    path = file_url_to_path(url)
+    if os.name == "nt" and re.match("/[A-Za-z]:", path):  # file:///C:/x
+        path = os.path.normpath(path[1:])
+    try:
+        cwd = os.getcwd()
+    except OSError:  # the directory was removed under us: the absolute path still says where
+        cwd = ""
+    if cwd and path.startswith(cwd.rstrip(os.sep) + os.sep):
+        path = os.path.relpath(path, cwd)
+    _, hash_, fragment = url.partition("#")
+    return path + hash_ + fragment
 
 
 def tool_version() -> str:

@@ -1,4 +1,4 @@
-"""The default terminal format: problems grouped by URL with every referrer, then one summary line."""
+"""The default terminal format: problems grouped by URL with their referrers, then one summary line."""
 
 from __future__ import annotations
 
@@ -11,11 +11,14 @@ from .common import (
     LABELS,
     by_status_then_url,
     describe,
+    display_url,
+    folded_refs,
     is_problem,
+    more,
     plain,
     printable,
-    sorted_refs,
     summary_line,
+    warning_lines,
     where,
 )
 
@@ -26,12 +29,21 @@ MARKS: dict[Status, str] = {s: "✗" if s.is_broken else "-" for s in Status} | 
 
 
 class Compact(WholeReport):
-    """Broken and blocked links (every link when verbose), each with its referrers; then the summary."""
+    """Broken and blocked links (every link when verbose), each with its first referrers (all of them with
+    all_referrers or verbose); then the run's warnings and the summary."""
 
-    def __init__(self, *, color: bool = False, verbose: bool = False, summary_only: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        color: bool = False,
+        verbose: bool = False,
+        summary_only: bool = False,
+        all_referrers: bool = False,
+    ) -> None:
         self.color = color
         self.verbose = verbose
         self.summary_only = summary_only
+        self.all_referrers = all_referrers or verbose
 
     def finish(self, report: Report) -> str:
         lines: list[str] = []
@@ -41,19 +53,23 @@ class Compact(WholeReport):
                 lines.extend(self._entry(result))
             if lines:
                 lines.append("")
+        lines.extend(warning_lines(report.summary, self.color))
         lines.append(summary_line(report.summary, ansi.paint if self.color else plain))
         return "\n".join(lines) + "\n"
 
     def _entry(self, result: Result) -> list[str]:
         label = f"{MARKS[result.status]} {LABELS[result.status]}:"
-        head = f"{self._paint(label, result.status)} {printable(result.url)}"
+        head = f"{self._paint(label, result.status)} {display_url(result.url)}"
         detail = describe(result)
         if detail != LABELS[result.status]:
             head += f" ({printable(detail)})"
         lines = [head]
         if result.redirects:
             lines.append(self._dim(f"    redirected to {printable(' -> '.join(result.redirects))}"))
-        lines.extend(self._dim(f"    in {printable(where(ref))}") for ref in sorted_refs(result.references))
+        refs, hidden = folded_refs(result, self.all_referrers)
+        lines.extend(self._dim(f"    in {printable(where(ref))}") for ref in refs)
+        if hidden:
+            lines.append(self._dim(f"    {more(hidden)}"))
         return lines
 
     def _paint(self, text: str, status: Status) -> str:

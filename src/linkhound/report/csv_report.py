@@ -1,4 +1,4 @@
-"""The csv format: a row per link and referrer, for spreadsheets and scripts."""
+"""The csv format: a row per link and referrer, for spreadsheets and scripts (run warnings have no row)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 
 from ..summary import Report
 from .base import WholeReport
-from .common import by_url, sorted_refs
+from .common import by_url, printable, sorted_refs
 
 COLUMNS = (
     "url", "status", "code", "reason", "redirects", "duration",
@@ -41,5 +41,7 @@ class Csv(WholeReport):
 
 
 def cell(s: str) -> str:
-    """Text from the web, defused: a leading = + - @ would make a spreadsheet run it as a formula."""
-    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+    """Text from the web, defused: control characters escaped (a tab or CR can no longer lead), and a
+    leading = + - @ quoted, which would make a spreadsheet run it as a formula."""
+    s = printable(s)
+    return "'" + s if s[:1] in ("=", "+", "-", "@") else s

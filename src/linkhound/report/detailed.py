@@ -7,19 +7,36 @@ from ..summary import Report
 from ..types import Result
 from . import ansi
 from .base import WholeReport
-from .common import LABELS, by_url, describe, duration, plain, printable, sorted_refs, summary_line, where
+from .common import (
+    LABELS,
+    by_url,
+    describe,
+    display_url,
+    duration,
+    folded_refs,
+    more,
+    plain,
+    printable,
+    summary_line,
+    warning_lines,
+    where,
+)
 
 
 class Detailed(WholeReport):
-    """Every result sorted by URL, then the summary line."""
+    """Every result sorted by URL with its first referrers (all of them with all_referrers), then the run's
+    warnings and the summary line."""
 
-    def __init__(self, *, color: bool = False, summary_only: bool = False) -> None:
+    def __init__(self, *, color: bool = False, summary_only: bool = False, all_referrers: bool = False) -> None:
         self.color = color
         self.summary_only = summary_only
+        self.all_referrers = all_referrers
 
     def finish(self, report: Report) -> str:
         blocks = [] if self.summary_only else [self._block(r) for r in by_url(report.results)]
-        blocks.append(summary_line(report.summary, ansi.paint if self.color else plain) + "\n")
+        tail = warning_lines(report.summary, self.color)
+        tail.append(summary_line(report.summary, ansi.paint if self.color else plain))
+        blocks.append("\n".join(tail) + "\n")
         return "\n".join(blocks)
 
     def _block(self, result: Result) -> str:
@@ -27,18 +44,21 @@ class Detailed(WholeReport):
         detail = describe(result)
         if detail != status:
             status += f" ({detail})"
-        lines = [printable(result.url), f"  status:     {self._paint(printable(status), result.status)}"]
+        lines = [display_url(result.url), f"  status:     {self._paint(printable(status), result.status)}"]
         lines.append(f"  time:       {duration(result.elapsed)}")
         if result.redirects:
-            chain = " -> ".join((result.url, *result.redirects))
-            lines.append(f"  redirected: {printable(chain)}")
+            chain = " -> ".join((display_url(result.url), *map(printable, result.redirects)))
+            lines.append(f"  redirected: {chain}")
         if result.content_type:
             lines.append(f"  type:       {printable(result.content_type)}")
         if result.references:
             lines.append("  referrers:")
-            for ref in sorted_refs(result.references):
+            refs, hidden = folded_refs(result, self.all_referrers)
+            for ref in refs:
                 written = f' "{ref.text}"' if ref.text else ""
                 lines.append(f"    {printable(where(ref) + written)}")
+            if hidden:
+                lines.append(f"    {more(hidden)}")
         return "\n".join(lines) + "\n"
 
     def _paint(self, text: str, status: Status) -> str:

@@ -19,7 +19,8 @@ from .common import (
 
 
 class GitHub(WholeReport):
-    """`::error` per broken link and referrer (`::warning` when blocked), then the summary line."""
+    """`::error` per broken link and referrer (`::warning` when blocked), a `::warning` per run warning,
+    then the summary line."""
 
     def __init__(self, *, summary_only: bool = False) -> None:
         self.summary_only = summary_only
@@ -30,6 +31,7 @@ class GitHub(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
                 for ref in referrers(result):
                     lines.append(_annotation(result, ref))
+        lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
 

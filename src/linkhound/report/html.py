@@ -12,11 +12,13 @@ from ..types import Result
 from . import common
 from .base import WholeReport
 from .common import (
+    FOLD,
     LABELS,
     by_status_then_url,
     describe,
     duration,
     is_problem,
+    printable,
     sorted_refs,
     summary_line,
     where,
@@ -30,17 +32,21 @@ _STATUS_CSS = "".join(f".s-{s.value} {{ --c: {COLORS[s]}; }}\n" for s in Status)
 
 
 class Html(WholeReport):
-    """Server-side: summary and SVG charts (escaped). Client-side: table and tree, from embedded JSON."""
+    """Server-side: summary, warnings and SVG charts (escaped). Client-side: table and tree, from embedded
+    JSON. Every referrer is in the table; past the first few they fold into a <details>, open with
+    all_referrers."""
 
-    def __init__(self, *, verbose: bool = False, summary_only: bool = False) -> None:
+    def __init__(self, *, verbose: bool = False, summary_only: bool = False, all_referrers: bool = False) -> None:
         self.verbose = verbose
         self.summary_only = summary_only
+        self.all_referrers = all_referrers
 
     def finish(self, report: Report) -> str:
         css = CSS + _STATUS_CSS
         parts = [
             _head(css),
             _header(report.summary),
+            *_warnings(report.summary),
             _cards(report.summary),
             '<section class="charts">',
             f"<figure><figcaption>Results by status</figcaption>{status_chart(report.summary)}</figure>",
@@ -49,7 +55,12 @@ class Html(WholeReport):
         ]
         if not self.summary_only:
             shown = by_status_then_url(r for r in report.results if self.verbose or is_problem(r.status))
-            data = {"results": [_row(r) for r in shown], "tree": site_tree(report.pages, report.results)}
+            data = {
+                "fold": FOLD,
+                "unfold": self.all_referrers,
+                "results": [_row(r) for r in shown],
+                "tree": site_tree(report.pages, report.results),
+            }
             parts.append(_table(shown, self.verbose))
             if report.pages:
                 parts.append('<section><h2>Site tree</h2><ul class="tree" id="site-tree"></ul></section>')
@@ -95,8 +106,15 @@ def _header(summary: Summary) -> str:
     )
     return (
         f"<header><h1>linkhound report</h1>{verdict}"
-        f'<p class="summary">{escape(summary_line(summary))}</p></header>'
+        f'<p class="summary">{escape(printable(summary_line(summary)))}</p></header>'
     )
+
+
+def _warnings(summary: Summary) -> list[str]:
+    if not summary.warnings:
+        return []
+    items = "".join(f"<li>{escape(printable(w))}</li>" for w in summary.warnings)
+    return [f'<section class="warnings" role="note"><h2>Warnings</h2><ul>{items}</ul></section>']
 
 
 def _cards(summary: Summary) -> str:
@@ -134,9 +152,14 @@ def _table(shown: list[Result], verbose: bool) -> str:
 
 
 def _row(result: Result) -> Record:
+    """The result's record, plus what the table shows, made printable here: the script only sets text."""
     record = result_record(result)
     detail = describe(result)
+    record["shown"] = printable(result.url)
+    record["hops"] = [printable(hop) for hop in result.redirects]
     record["label"] = LABELS[result.status]
-    record["detail"] = detail if detail != LABELS[result.status] else ""
-    record["references"] = [reference_record(r) | {"where": where(r)} for r in sorted_refs(result.references)]
+    record["detail"] = printable(detail) if detail != LABELS[result.status] else ""
+    record["references"] = [
+        reference_record(r) | {"where": printable(where(r))} for r in sorted_refs(result.references)
+    ]
     return record

@@ -59,6 +59,9 @@ td ul { margin: 0; padding-left: 16px; }
 .tree .page { display: inline-flex; flex-wrap: wrap; gap: 2px 8px; align-items: baseline; }
 .tree li { margin: 2px 0; }
 .tree li > .page { margin-left: 16px; }  /* line leaves up with the text of nodes that have a toggle */
+.refs details summary { cursor: pointer; color: var(--muted); }
+.warnings { border-left: 4px solid #f9a825; }
+.warnings ul { margin: 0; padding-left: 18px; }
 footer { color: var(--muted); font-size: 12px; }
 """
 
@@ -81,29 +84,45 @@ JS = """
     return a;
   };
 
+  const refList = (refs) => {
+    const list = el("ul");
+    for (const ref of refs) {
+      const item = el("li");
+      item.append(link(ref.source, ref.where));
+      list.append(item);
+    }
+    return list;
+  };
+  // The first few referrers stay in view; the rest (a nav link can be on every page) fold away.
+  const referrers = (refs) => {
+    const cell = el("td", "refs");
+    if (!refs.length) {
+      cell.append(el("span", "muted", "(input)"));
+      return cell;
+    }
+    const cut = refs.length > data.fold + 1 ? data.fold : refs.length;
+    cell.append(refList(refs.slice(0, cut)));
+    if (cut < refs.length) {
+      const more = el("details");
+      more.open = data.unfold;
+      const hidden = (refs.length - cut).toLocaleString("en-US");
+      more.append(el("summary", "", "\\u2026 and " + hidden + " more"), refList(refs.slice(cut)));
+      cell.append(more);
+    }
+    return cell;
+  };
+
   const tbody = document.querySelector("#results tbody");
   const rows = data.results.map((r) => {
     const tr = el("tr");
     const status = el("td");
     status.append(el("span", "badge s-" + r.status, r.label));
     const url = el("td", "url");
-    url.append(link(r.url, r.url));
-    for (const hop of r.redirects) url.append(el("div", "hop", "\\u2192 " + hop));
-    const refs = el("td", "refs");
-    if (r.references.length) {
-      const list = el("ul");
-      for (const ref of r.references) {
-        const item = el("li");
-        item.append(link(ref.source, ref.where));
-        list.append(item);
-      }
-      refs.append(list);
-    } else {
-      refs.append(el("span", "muted", "(input)"));
-    }
-    tr.append(status, url, el("td", "", r.detail), refs);
+    url.append(link(r.url, r.shown));
+    for (const hop of r.hops) url.append(el("div", "hop", "\\u2192 " + hop));
+    tr.append(status, url, el("td", "", r.detail), referrers(r.references));
     tbody.append(tr);
-    const words = [r.url, r.label, r.detail, ...r.redirects];
+    const words = [r.url, r.label, r.detail, ...r.hops];
     for (const ref of r.references) words.push(ref.where, ref.text);
     return { tr, status: r.status, text: words.join("\\n").toLowerCase() };
   });
@@ -130,9 +149,9 @@ JS = """
   const node = (page) => {
     const item = el("li");
     const label = el("span", "page");
-    label.append(link(page.url, page.url));
+    label.append(link(page.url, page.shown));
     label.append(el("span", "muted", "depth " + page.depth + ", " + page.links + " links"));
-    if (page.broken) label.append(el("span", "badge s-broken", page.broken + " broken"));
+    if (page.failed) label.append(el("span", "badge s-broken", page.failed + " failed"));
     if (!page.children.length) {
       item.append(label);
       return item;

@@ -10,9 +10,12 @@ from ..types import Reference, Result
 from .base import WholeReport
 from .common import LABELS, by_source, describe, printable
 
+WARNINGS_SUITE = "(warnings)"  # the schema lets <testsuites> hold only suites: the run's warnings get one
+
 
 class JUnit(WholeReport):
-    """Broken links are failures; blocked and deliberately unchecked links are skipped testcases."""
+    """Broken links are failures; blocked and deliberately unchecked links are skipped testcases; the run's
+    warnings are the system-err of a suite of their own, with no testcase."""
 
     def finish(self, report: Report) -> str:
         groups = by_source(report.results)
@@ -25,6 +28,12 @@ class JUnit(WholeReport):
             suite.set("time", f"{sum(result.elapsed for _, result in pairs):.3f}")
             for ref, result in pairs:
                 _testcase(suite, source, ref, result)
+        if report.summary.warnings:
+            suite = ET.SubElement(root, "testsuite", name=WARNINGS_SUITE)
+            _counts(suite, [])
+            suite.set("time", "0.000")
+            err = ET.SubElement(suite, "system-err")
+            err.text = "\n".join(f"warning: {printable(w)}" for w in report.summary.warnings)
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
@@ -42,7 +51,7 @@ def _testcase(suite: ET.Element, source: str, ref: Reference | None, result: Res
     case = ET.SubElement(
         suite,
         "testcase",
-        name=printable(position + result.url),
+        name=printable(position + as_used(result, ref)),
         classname=printable(source),
         time=f"{result.elapsed:.3f}",
     )
@@ -52,6 +61,17 @@ def _testcase(suite: ET.Element, source: str, ref: Reference | None, result: Res
         failure.text = _details(ref, result)
     elif not result.is_ok:
         ET.SubElement(case, "skipped", message=printable(message))
+
+
+def as_used(result: Result, ref: Reference | None) -> str:
+    """The result's URL with the #fragment the reference asked for: fragments that were found (or not
+    checked) share their page's result, and two anchors on one page are two test cases."""
+    if ref is None or "#" in result.url:
+        return result.url
+    fragment = ref.text.partition("#")[2]
+    if not fragment or any(c.isspace() for c in fragment):  # not a fragment: a "#" in the text of a link
+        return result.url
+    return f"{result.url}#{fragment}"
 
 
 def _details(ref: Reference | None, result: Result) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..status import Status
@@ -27,6 +28,7 @@ def summary_record(summary: Summary) -> Record:
         "interrupted": summary.interrupted,
         "caps": list(summary.caps),
         "by_status": {s.value: summary.count(s) for s in Status},
+        "warnings": list(summary.warnings),
     }
 
 
@@ -62,15 +64,31 @@ def page_record(page: Page) -> Record:
 
 def stdlib_dumps(obj: object, *, pretty: bool = False) -> str:
     if pretty:
-        return json.dumps(obj, ensure_ascii=False, indent=2)
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(obj, ensure_ascii=False, indent=2)
+    else:
+        text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return _escape_controls(text) if not text.isascii() or "\x7f" in text else text
+
+
+# JSON encoders escape C0 controls but write DEL and C1 (U+0080-U+009F) raw, and some terminals act on C1
+# when the file is shown. Outside strings JSON text has none of them, so \u escapes keep the data the same.
+_DEL_C1 = re.compile("[\x7f-\x9f]")
+
+
+def _escape_controls(text: str) -> str:
+    return _DEL_C1.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
 try:
     import orjson
 
     def _orjson_dumps(obj: object, *, pretty: bool = False) -> str:
-        return orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0).decode()
+        data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0)
+        # In UTF-8, DEL is the byte 7f and C1 starts with c2 (as U+00A0-U+00BF do): two memchr scans spare
+        # the regex almost every time.
+        if b"\x7f" in data or b"\xc2" in data:
+            return _escape_controls(data.decode())
+        return data.decode()
 
     dumps = _orjson_dumps
 except ImportError:  # pragma: no cover - orjson is optional; both give the same text

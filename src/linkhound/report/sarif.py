@@ -69,8 +69,16 @@ class Sarif(WholeReport):
             "version": common.tool_version(),
             "rules": [_rule(status, rule) for status, rule in RULES.items()],
         }
+        # The run itself worked even when links failed; its warnings are notifications of the tool, not results.
+        invocation = {
+            "executionSuccessful": True,
+            "toolExecutionNotifications": [
+                {"level": "warning", "message": {"text": printable(w)}} for w in report.summary.warnings
+            ],
+        }
         run = {
             "tool": {"driver": driver},
+            "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
             "results": results,
             "properties": {"summary": summary_record(report.summary)},

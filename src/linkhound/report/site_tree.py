@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..types import Page, Result
+from .common import printable
 from .records import Record
 
 
 def site_tree(pages: Iterable[Page], results: Iterable[Result]) -> list[Record]:
-    """Roots (usually depth 0) with nested children; each node counts the broken links found on it.
+    """Roots (usually depth 0) with nested children; each node counts the failed links found on it (any
+    status that fails the run, not only "broken").
 
     A page's parent is the page at the greatest smaller depth that links to it (ties: the first URL);
     a page no crawled page links to, such as a seed, becomes a root.
@@ -17,13 +19,20 @@ def site_tree(pages: Iterable[Page], results: Iterable[Result]) -> list[Record]:
     nodes: dict[str, Record] = {}
     for p in sorted(pages, key=lambda p: (p.depth, p.url)):
         if p.url not in nodes:  # the shallowest visit wins
-            nodes[p.url] = {"url": p.url, "depth": p.depth, "links": p.links, "broken": 0, "children": []}
+            nodes[p.url] = {
+                "url": p.url,
+                "shown": printable(p.url),
+                "depth": p.depth,
+                "links": p.links,
+                "failed": 0,
+                "children": [],
+            }
     referrers: dict[str, set[str]] = {}
     for result in results:
         sources = {ref.source for ref in result.references}
         if result.is_broken:
             for source in sources & nodes.keys():
-                nodes[source]["broken"] += 1
+                nodes[source]["failed"] += 1
         if result.url in nodes:
             referrers[result.url] = sources
     roots: list[Record] = []
