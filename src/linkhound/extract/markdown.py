@@ -13,7 +13,6 @@ until the end, where _Source turns each into a 1-based line and column (in chara
 from __future__ import annotations
 
 import bisect
-import html
 import re
 from functools import cache
 from operator import itemgetter
@@ -43,10 +42,11 @@ _MKDOCS_BLOCK = re.compile(r"^([ \t]*)(?:!!!|\?\?\?|===)([+!]?)[ \t](?=[ \t]*\S)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 # MDX: a JSX opening tag; in it, href/src/to props whose value is a string literal (or one in braces)
-_JSX_TAG = re.compile(
-    rb"<([A-Za-z][\w.:-]*)((?:[^<>\"'{}]|\"[^\"]{0,2000}\"|'[^']{0,2000}'|\{(?:[^{}]|\{[^{}]{0,2000}\}){0,2000}\})*+)/?>"
+_JSX_TAG = (
+    rb"<([A-Za-z][\w.:-]*)"
+    rb"((?:[^<>\"'{}]|\"[^\"]{0,2000}\"|'[^']{0,2000}'|\{(?:[^{}]|\{[^{}]{0,2000}\}){0,2000}\})*+)/?>"
 )
-_JSX_PROP = re.compile(
+_JSX_PROP = (
     rb"(?<![\w.:-])(href|src|to)[ \t\n]*=[ \t\n]*"
     rb"(?:\"([^\"]*)\"|'([^']*)'|\{[ \t\n]*(?:\"([^\"]*)\"|'([^']*)'|`([^`$]*)`)[ \t\n]*\})"
 )
@@ -97,6 +97,8 @@ def _unescape(url: str) -> str:
     """A URL found in the source as the rendered text has it: backslash escapes and entities decoded."""
     if "\\" not in url and "&" not in url:
         return url
+    import html  # rarely needed: not at start-up
+
     return _ESCAPE.sub(lambda match: match.group(1) or html.unescape(match.group()), url)
 
 
@@ -359,19 +361,25 @@ def _html(walk: _Walk) -> None:
         walk.found.append((at, url, element, attribute, nofollow))
 
 
+@cache
+def _jsx_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    return re.compile(_JSX_TAG), re.compile(_JSX_PROP)  # compiled for MDX only
+
+
 def _jsx(walk: _Walk) -> None:
     """MDX: href, src and to props of JSX elements outside code (HTML ones are found already)."""
     data, code = walk.source.data, sorted(walk.code)
     code_starts = [start for start, _ in code]
     taken = {found[0] for found in walk.found if found[3] != "bare"}
     tags: list[tuple[int, int]] = []
-    for tag in _JSX_TAG.finditer(data):
+    tag_pattern, prop_pattern = _jsx_patterns()
+    for tag in tag_pattern.finditer(data):
         index = bisect.bisect_right(code_starts, tag.start()) - 1
         if index >= 0 and tag.start() < code[index][1]:
             continue
         tags.append(tag.span())
         element = tag.group(1).decode(errors="replace")
-        for prop in _JSX_PROP.finditer(data, tag.start(2), tag.end(2)):
+        for prop in prop_pattern.finditer(data, tag.start(2), tag.end(2)):
             group = next(index for index in range(2, 7) if prop.group(index) is not None)
             raw = prop.group(group)
             url = raw.decode(errors="replace").strip()
