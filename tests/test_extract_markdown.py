@@ -215,6 +215,10 @@ def test_footnote_definition_is_not_a_reference_definition() -> None:
     )
 
 
+def test_footnotes_have_the_anchors_github_and_mkdocs_give_them() -> None:
+    assert anchors("Text[^note].\n\n[^note]: The note.\n") == {"fn-note", "fn:note", "fnref-note", "fnref:note"}
+
+
 def test_footnote_text_gets_bare_urls_and_links() -> None:
     doc = "Text[^1].\n\n[^1]: See https://a.example and [b](b.md).\n"
     assert positions(doc) == [("https://a.example", 3, 11), ("b.md", 3, 37)]
@@ -372,6 +376,10 @@ def test_positions_in_a_long_document_point_at_each_url() -> None:
     )
     assert len(texts(doc)) == 100
     assert_positions_point_at_the_urls(doc)
+
+
+def test_lone_surrogates_in_a_str_do_not_raise() -> None:
+    assert positions("[a](b\udc80.md) \udc81 https://x.example/") == [("b?.md", 1, 5), ("https://x.example/", 1, 14)]
 
 
 def test_bytes_with_bom_are_decoded() -> None:

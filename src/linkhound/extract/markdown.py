@@ -65,8 +65,12 @@ class _Source:
     __slots__ = ("text", "data", "ascii")
 
     def __init__(self, text: str) -> None:
+        try:
+            self.data = text.encode()
+        except UnicodeEncodeError:  # lone surrogates in a str argument: each one becomes "?"
+            self.data = text.encode(errors="replace")
+            text = self.data.decode()
         self.text = text
-        self.data = text.encode()
         self.ascii = len(self.data) == len(text)  # then byte and character offsets agree
 
     def slice(self, start: int, end: int) -> str:
@@ -194,6 +198,10 @@ class _Walk:
             piece = event.get("Html") or event.get("InlineHtml")
             if piece is not None:
                 self.html.append((span["start"], piece))
+                continue
+            label = event.get("FootnoteReference")
+            if label is not None:  # the ids GitHub and MkDocs give the first reference to a footnote
+                self.anchors.update((f"fnref-{label}", f"fnref:{label}"))
 
     def _heading_text(self, text: str) -> None:
         if not self._images:
@@ -257,6 +265,9 @@ class _Walk:
             self._heading, self._heading_tag, self._heading_start = [], tag["Heading"], start
         elif "CodeBlock" in tag:
             self._code_start = start
+        elif "FootnoteDefinition" in tag:  # its id on GitHub, and in MkDocs
+            label = tag["FootnoteDefinition"]
+            self.anchors.update((f"fn-{label}", f"fn:{label}"))
 
     def _end(self, tag: Any, end: int) -> None:
         if tag == "Link" or tag == "Image":
@@ -406,8 +417,8 @@ def extract_markdown(body: bytes | str, base: str, *, include_code: bool = False
     A document whose base URL names a .mdx file is MDX: href, src and to props of its JSX elements are
     links too.
     """
-    text = normalize_newlines(decode_bytes(body))
-    source = _Source(text)
+    source = _Source(normalize_newlines(decode_bytes(body)))
+    text = source.text
     parse_text, front_matter = _parse_text(text)
     walk = _Walk(source, include_code)
     walk.read(_parser().events_with_range(parse_text, merge_text=True))
