@@ -41,16 +41,6 @@ _FRONT_MATTER = re.compile(r"(---|\+\+\+)[ \t]*\n[^\n]+\n(?:.*?\n)??(?:\1|\.\.\.
 _MKDOCS_BLOCK = re.compile(r"^([ \t]*)(?:!!!|\?\?\?|===)([+!]?)[ \t](?=[ \t]*\S)", re.MULTILINE)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
-# MDX: a JSX opening tag; in it, href/src/to props whose value is a string literal (or one in braces)
-_JSX_TAG = (
-    rb"<([A-Za-z][\w.:-]*)"
-    rb"((?:[^<>\"'{}]|\"[^\"]{0,2000}\"|'[^']{0,2000}'|\{(?:[^{}]|\{[^{}]{0,2000}\}){0,2000}\})*+)/?>"
-)
-_JSX_PROP = (
-    rb"(?<![\w.:-])(href|src|to)[ \t\n]*=[ \t\n]*"
-    rb"(?:\"([^\"]*)\"|'([^']*)'|\{[ \t\n]*(?:\"([^\"]*)\"|'([^']*)'|`([^`$]*)`)[ \t\n]*\})"
-)
-
 _Found = tuple[int, str, str, str, bool]  # byte offset, url, element, attribute, nofollow
 
 
@@ -372,31 +362,13 @@ def _html(walk: _Walk) -> None:
         walk.found.append((at, url, element, attribute, nofollow))
 
 
-@cache
-def _jsx_patterns() -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    return re.compile(_JSX_TAG), re.compile(_JSX_PROP)  # compiled for MDX only
-
-
 def _jsx(walk: _Walk) -> None:
-    """MDX: href, src and to props of JSX elements outside code (HTML ones are found already)."""
-    data, code = walk.source.data, sorted(walk.code)
-    code_starts = [start for start, _ in code]
+    """MDX: href, src and to props of JSX elements outside code (those HTML reads are found already)."""
+    from .mdx import jsx_props
+
+    found, tags = jsx_props(walk.source.data, walk.code)
     taken = {found[0] for found in walk.found if found[3] != "bare"}
-    tags: list[tuple[int, int]] = []
-    tag_pattern, prop_pattern = _jsx_patterns()
-    for tag in tag_pattern.finditer(data):
-        index = bisect.bisect_right(code_starts, tag.start()) - 1
-        if index >= 0 and tag.start() < code[index][1]:
-            continue
-        tags.append(tag.span())
-        element = tag.group(1).decode(errors="replace")
-        for prop in prop_pattern.finditer(data, tag.start(2), tag.end(2)):
-            group = next(index for index in range(2, 7) if prop.group(index) is not None)
-            raw = prop.group(group)
-            url = raw.decode(errors="replace").strip()
-            at = prop.start(group) + len(raw) - len(raw.lstrip())
-            if url and at not in taken:
-                walk.found.append((at, url, element, prop.group(1).decode(), False))
+    walk.found.extend((at, url, element, prop, False) for at, url, element, prop in found if at not in taken)
     if tags:  # a URL in a prop is the prop's, not a bare one
         starts = [start for start, _ in tags]
 
