@@ -4,7 +4,9 @@ The document is read as GitHub reads it (CommonMark with tables, footnotes, stri
 plus heading attributes (`## Title { #id .class }`, as MkDocs' attr_list writes them). A reference link
 is reported once per definition it uses (`[x]: url`), at the definition: that is where the URL is written
 and where it gets fixed; a definition nothing uses renders nothing, so it is not a link. Bare URLs are the
-ones GitHub autolinks (a scheme, "www.", e-mail addresses) in text outside links and code.
+ones GitHub autolinks (a scheme, "www.", e-mail addresses) in text outside links and code. Front matter
+is not Markdown (its URLs are bare links); MkDocs admonitions and content tabs hold Markdown; in an .mdx
+document the href, src and to props of JSX elements are links.
 
 Positions: every parser event comes with a byte range of the UTF-8 source. Found links keep a byte offset
 until the end, where _Source turns each into a 1-based line and column (in characters).
@@ -41,6 +43,7 @@ _FRONT_MATTER = re.compile(r"(---|\+\+\+)[ \t]*\n[^\n]+\n(?:.*?\n)??(?:\1|\.\.\.
 _MKDOCS_BLOCK = re.compile(r"^([ \t]*)(?:!!!|\?\?\?|===)([+!]?)[ \t](?=[ \t]*\S)", re.MULTILINE)
 _NOT_NEWLINE = re.compile(r"[^\n]")
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+
 _Found = tuple[int, str, str, str, bool]  # byte offset, url, element, attribute, nofollow
 
 
