@@ -13,6 +13,7 @@ Scenarios
                             gets every page URL as an input; the second origin :8082 is checked, not crawled)
     oneshot-20k             a flat list of 20,000 URLs on nginx (200 / 404 / 301)
     local-2k                2,000 HTML files with 100,000 relative links, offline, with fragments
+    local-md                300 Markdown files (2 MB) with 8,000 links, offline, with fragments
     latency-20h             20,000 URLs on 20 hosts (127.0.0.1..20:8090), every response 50 ms late
 
 Environment
@@ -66,7 +67,7 @@ LYCHEE = os.path.join(PEERS, "venv/bin/lychee")
 LINKCHECKER = os.path.join(PEERS, "venv/bin/linkchecker")
 PEER_PYTHON = os.path.join(PEERS, "venv/bin/python")
 NODE_BIN = os.path.join(PEERS, "node/node_modules/.bin")
-DEFAULT_SCENARIOS = "startup crawl-1k crawl-10k oneshot-20k local-2k latency-20h"
+DEFAULT_SCENARIOS = "startup crawl-1k crawl-10k oneshot-20k local-2k local-md latency-20h"
 MAIN = "http://127.0.0.1:8081/"
 LATENCY_PORT = 8090
 SESSION = time.strftime("%Y%m%dT%H%M%S")  # one invocation of run.py; summarize.py keeps each pair's latest
@@ -309,6 +310,23 @@ def local() -> Scenario:
     return Scenario("local-2k", prepare, os.path.join(folder, "ground_truth.json"), tools, ["linkhound", "lychee"])
 
 
+def local_markdown() -> Scenario:
+    folder = os.path.join(WORK, "sites", "local-md")
+
+    def prepare() -> None:
+        if not os.path.exists(os.path.join(folder, "ground_truth.json")):
+            sh(sys.executable, os.path.join(HERE, "gen_markdown.py"), folder)
+
+    def tools(rd: str) -> dict[str, Tool]:
+        out = os.path.join(rd, "out.json")
+        return {
+            "linkhound": Tool([*linkhound_flags(out), "--offline", folder], out),
+            "lychee": Tool([*lychee_flags(out), "--offline", folder], out),
+        }
+
+    return Scenario("local-md", prepare, os.path.join(folder, "ground_truth.json"), tools, ["linkhound", "lychee"])
+
+
 def latency() -> Scenario:
     folder = os.path.join(WORK, "sites", "latency")
 
@@ -340,6 +358,7 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "crawl-100k": lambda: crawl(100000, "crawl-100k"),
     "oneshot-20k": oneshot,
     "local-2k": local,
+    "local-md": local_markdown,
     "latency-20h": latency,
 }
 

@@ -51,7 +51,7 @@ def test_email_autolink_becomes_mailto() -> None:
     assert positions("Write to <team@example.org>.") == [("mailto:team@example.org", 1, 11)]
 
 
-def test_reference_definitions_are_reported_once_each_at_the_definition() -> None:
+def test_used_reference_definitions_are_reported_once_each_at_the_definition() -> None:
     doc = """Use [one][r1], [one again][r1], [Two] and [three][].
 
 [r1]: https://example.com/one
@@ -64,13 +64,20 @@ def test_reference_definitions_are_reported_once_each_at_the_definition() -> Non
         ("https://example.com/one", 3, 7),
         ("two.md", 4, 9),
         ("three.md", 6, 3),
-        ("https://example.com/unused", 7, 11),
     ]
     assert {link.attribute for link in extract_markdown(doc, BASE).links} == {"reference"}
 
 
-def test_duplicate_definition_labels_are_both_reported() -> None:
-    assert texts("[x]: first.md\n[x]: second.md\n\n[x]") == ["first.md", "second.md"]
+def test_unused_definitions_render_nothing_and_are_not_links() -> None:
+    assert texts("[unused]: https://example.com/unused\n\nNo use of it, nor of [missing].") == []
+
+
+def test_the_first_definition_of_a_label_is_the_one_used() -> None:
+    assert texts("[x]: first.md\n[X]: second.md\n\n[x]") == ["first.md"]
+
+
+def test_reference_labels_match_ignoring_case_and_whitespace() -> None:
+    assert positions("[a][Some  Label]\n\n> [some\n> label]:\n>   <target.md>") == [("target.md", 5, 6)]
 
 
 def test_reference_image_uses_its_definition() -> None:
@@ -152,8 +159,87 @@ def test_bare_url_entities_are_decoded() -> None:
     assert texts("x https://a.example/?q=1&amp;r=2 y") == ["https://a.example/?q=1&r=2"]
 
 
-def test_text_without_scheme_is_not_a_link() -> None:
-    assert texts("www.example.com and example.com/path and https:// alone") == []
+def test_text_without_scheme_or_www_is_not_a_link() -> None:
+    assert texts("example.com/path and https:// alone and awww.example.com") == []
+
+
+def test_www_autolinks_become_http_links_as_on_github() -> None:
+    doc = "Visit www.example.com/path. Or (www.commonmark.org/a_b), *www.em.example* and www.x_y.example."
+    assert positions(doc) == [
+        ("http://www.example.com/path", 1, 7),
+        ("http://www.commonmark.org/a_b", 1, 33),
+        ("http://www.em.example", 1, 59),
+    ]
+
+
+def test_bare_email_addresses_become_mailto_links() -> None:
+    doc = "Write to team@example.org. Or to a.b+c@mail.example.co.uk, or mailto:x@y.example."
+    assert positions(doc) == [
+        ("mailto:team@example.org", 1, 10),
+        ("mailto:a.b+c@mail.example.co.uk", 1, 34),
+        ("mailto:x@y.example", 1, 63),
+    ]
+
+
+def test_what_is_not_an_email_autolink() -> None:
+    doc = "npm i pkg@1.2.3, user@localhost, a@b.c- and @handle and https://user@host.example/x"
+    assert texts(doc) == ["https://user@host.example/x"]
+
+
+def test_bare_url_with_any_scheme_is_found() -> None:
+    assert links("Open slack://open?team=T1 now") == [("slack://open?team=T1", "markdown", "bare")]
+
+
+def test_backslash_escapes_in_bare_urls_are_decoded() -> None:
+    assert texts(r"See https://x.example/a\_b\_c and www.y.example/\*x") == [
+        "https://x.example/a_b_c",
+        "http://www.y.example/*x",
+    ]
+
+
+def test_links_in_table_cells() -> None:
+    doc = "| name | link |\n|---|---|\n| a | [doc](a.md) https://b.example |\n"
+    assert positions(doc) == [("a.md", 3, 13), ("https://b.example", 3, 19)]
+
+
+# --- footnotes and front matter ---------------------------------------------------------------------
+
+
+def test_footnote_definition_is_not_a_reference_definition() -> None:
+    doc = """Hashing[^siphash] is fast.
+
+[^siphash]: [https://en.example/wiki/SipHash](https://en.example/wiki/SipHash)
+"""
+    assert extract_markdown(doc, BASE).links == (
+        RawLink("https://en.example/wiki/SipHash", "markdown", "inline", 3, 47),
+    )
+
+
+def test_footnotes_have_the_anchors_github_and_mkdocs_give_them() -> None:
+    assert anchors("Text[^note].\n\n[^note]: The note.\n") == {"fn-note", "fn:note", "fnref-note", "fnref:note"}
+
+
+def test_footnote_text_gets_bare_urls_and_links() -> None:
+    doc = "Text[^1].\n\n[^1]: See https://a.example and [b](b.md).\n"
+    assert positions(doc) == [("https://a.example", 3, 11), ("b.md", 3, 37)]
+
+
+def test_front_matter_is_not_a_heading_and_its_urls_are_found() -> None:
+    doc = "---\ntitle: Hello\nurl: https://fm.example/page\n---\n\n# Real title\n\n[x](x.md)\n"
+    result = extract_markdown(doc, BASE)
+    assert result.anchors == {"real-title"}
+    assert [(link.text, link.line, link.column) for link in result.links] == [
+        ("https://fm.example/page", 3, 6),
+        ("x.md", 8, 5),
+    ]
+
+
+def test_dashes_later_in_the_document_are_not_front_matter() -> None:
+    assert anchors("# A\n\n---\nfoo: bar\n---\n") == {"a", "foo-bar"}
+
+
+def test_toml_front_matter() -> None:
+    assert anchors("+++\ntitle = 'x'\n+++\n\n## Body\n") == {"body"}
 
 
 # --- code -------------------------------------------------------------------------------------------
@@ -292,6 +378,10 @@ def test_positions_in_a_long_document_point_at_each_url() -> None:
     assert_positions_point_at_the_urls(doc)
 
 
+def test_lone_surrogates_in_a_str_do_not_raise() -> None:
+    assert positions("[a](b\udc80.md) \udc81 https://x.example/") == [("b?.md", 1, 5), ("https://x.example/", 1, 14)]
+
+
 def test_bytes_with_bom_are_decoded() -> None:
     assert texts("\ufeff[x](é.md)".encode()) == ["é.md"]
 
@@ -322,8 +412,8 @@ def test_heading_slug_uses_rendered_text() -> None:
     assert anchors(doc) == {"code-and-em-and-link-text-", "üñíçødé-heading"}
 
 
-def test_custom_heading_id_is_an_anchor_and_left_out_of_the_slug() -> None:
-    assert anchors("## Install the tool {#install}\n") == {"install", "install-the-tool"}
+def test_custom_heading_id_is_the_heading_anchor_and_its_slug_is_not() -> None:
+    assert anchors("## Install the tool {#install}\n") == {"install"}
 
 
 def test_ids_and_a_names_in_raw_html_are_anchors() -> None:
@@ -333,3 +423,102 @@ def test_ids_and_a_names_in_raw_html_are_anchors() -> None:
 
 def test_heading_inside_code_block_is_not_an_anchor() -> None:
     assert anchors("```\n# not a heading\n```\n") == frozenset()
+
+
+def test_mkdocs_attr_list_heading_ids() -> None:
+    doc = "## In a hurry? { #in-a-hurry }\n## Install { #install .wide }\n### Plain {#plain}\nSetext {#setext}\n==="
+    assert anchors(doc) == {"in-a-hurry", "install", "plain", "setext"}
+
+
+def test_attr_list_id_given_as_a_key_value_pair() -> None:
+    assert anchors('### 0.1.0 <small>February 9, 2016</small> { id="0.1.0" }\n') == {"0.1.0"}
+
+
+def test_explicit_id_takes_its_name_from_later_slugs() -> None:
+    assert anchors("## Usage {#usage}\n## Usage\n") == {"usage", "usage-1"}
+
+
+def test_attribute_block_without_an_id_gives_the_mkdocs_and_the_github_slug() -> None:
+    assert anchors("## Using {placeholders}\n## Options {.wide}\n") == {
+        "using",
+        "using-placeholders",
+        "options",
+        "options-wide",
+    }
+
+
+def test_heading_with_link_and_image_gives_link_text_and_links() -> None:
+    result = extract_markdown("## See [the guide](g.md) ![icon](i.png)\n", BASE)
+    assert result.anchors == {"see-the-guide-"}
+    assert [link.text for link in result.links] == ["g.md", "i.png"]
+
+
+# --- MkDocs blocks ----------------------------------------------------------------------------------
+
+MKDOCS = """!!! note "Read [this](first.md)"
+
+    Content with [a link][ref] and https://x.example
+
+        code https://code.example
+
+???+ tip
+    Tip [b](b.md)
+
+=== "Tab 1"
+
+    Tab [c](c.md)
+
+[ref]: https://ref.example
+"""
+
+
+def test_content_of_admonitions_and_tabs_is_markdown_as_in_mkdocs() -> None:
+    assert [(link.text, link.attribute, link.line, link.column) for link in extract_markdown(MKDOCS, BASE).links] == [
+        ("first.md", "inline", 1, 23),
+        ("https://x.example", "bare", 3, 36),
+        ("b.md", "inline", 8, 13),
+        ("c.md", "inline", 12, 13),
+        ("https://ref.example", "reference", 14, 8),
+    ]
+    assert_positions_point_at_the_urls(MKDOCS)
+
+
+def test_setext_underline_and_a_lone_marker_stay_what_they_are() -> None:
+    assert anchors("Title\n=== \n\n!!!\n\n    not [a](link.md)\n") == {"title"}
+    assert texts("Title\n=== \n\n!!!\n\n    not [a](link.md)\n") == []
+
+
+# --- MDX --------------------------------------------------------------------------------------------
+
+MDX = """import Card from '@site/src/Card';
+
+<Card href="https://card.example/x" title="Card">
+  Text
+</Card>
+
+A <Link to="/docs/intro">link</Link> and <Image src={"/img/a.png"} alt="a" /> and <a href="std.html">x</a>.
+
+<Tabs>
+  <TabItem value="a" href={`https://tab.example/`}>x</TabItem>
+</Tabs>
+
+```jsx
+<Card href="https://code.example/" />
+```
+"""
+
+
+def test_mdx_jsx_props_are_links() -> None:
+    result = extract_markdown(MDX, "file:///docs/page.mdx")
+    assert [(link.text, link.element, link.attribute, link.line, link.column) for link in result.links] == [
+        ("https://card.example/x", "Card", "href", 3, 13),
+        ("/docs/intro", "Link", "to", 7, 13),
+        ("/img/a.png", "Image", "src", 7, 55),
+        ("std.html", "a", "href", 7, 92),
+        ("https://tab.example/", "TabItem", "href", 10, 29),
+    ]
+
+
+def test_jsx_props_are_not_links_in_plain_markdown() -> None:
+    result = extract_markdown(MDX, BASE)
+    assert [(link.text, link.element) for link in result.links] == [("std.html", "a")]

@@ -108,6 +108,19 @@ def test_other_xml_documents_give_no_links() -> None:
     assert extract_sitemap(b"").links == ()
 
 
+def test_namespace_uris_and_urls_of_other_xml_are_not_links() -> None:
+    pom = b"""<?xml version="1.0"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+  <url>https://project.example/</url>
+</project>"""
+    assert extract_sitemap(pom).links == ()
+
+
+def test_malformed_xml_that_is_not_a_sitemap_gives_no_links() -> None:
+    broken = b'<feed xmlns="http://www.w3.org/2005/Atom"><entry><loc>https://x.example/</loc></entry><oops'
+    assert extract_sitemap(broken).links == ()
+
+
 def test_empty_loc_is_skipped_and_non_ascii_is_decoded() -> None:
     body = "<urlset><url><loc> </loc></url><url><loc>https://x.example/ü</loc></url></urlset>".encode()
     assert [link.text for link in extract_sitemap(body).links] == ["https://x.example/ü"]

@@ -60,8 +60,46 @@ def test_trim_url_keeps_balanced_brackets() -> None:
     assert trim_url("https://x.example/{a}}") == "https://x.example/{a}"
 
 
-def test_scheme_alone_or_inside_a_word_is_not_a_url() -> None:
-    assert positions("https:// and mailto: and xhttps://glued.example") == []
+def test_scheme_alone_is_not_a_url() -> None:
+    assert positions("https:// and mailto: and slack:// and ://x.example and https:/// alone") == []
+
+
+def test_any_scheme_is_found_for_the_checker_to_classify() -> None:
+    doc = "Join slack://open?team=T1, irc://irc.example/#chan or s3://bucket/key (xhttps://odd.example)."
+    assert positions(doc) == [
+        ("slack://open?team=T1", 1, 6),
+        ("irc://irc.example/#chan", 1, 28),
+        ("s3://bucket/key", 1, 55),
+        ("xhttps://odd.example", 1, 72),
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "C://not-a-scheme",  # one letter: a drive
+        "1http://glued.example",  # a scheme starts with a letter
+        "ühttps://glued.example",  # inside a word
+        "std::vector and a::b and 12:30 and http:/one-slash",
+        "see://",
+        "a" * 33 + "://too-long.example",
+        "<https://>",
+    ],
+)
+def test_implausible_urls_are_not_found(text: str) -> None:
+    assert positions(text) == []
+
+
+def test_url_inside_a_url_is_part_of_it() -> None:
+    doc = "https://a.example/?next=https://b.example/x and ftp://user:pw@c.example/f"
+    assert positions(doc) == [
+        ("https://a.example/?next=https://b.example/x", 1, 1),
+        ("ftp://user:pw@c.example/f", 1, 49),
+    ]
+
+
+def test_text_files_are_not_autolinked_like_markdown() -> None:
+    assert positions("www.example.com and me@example.com") == []
 
 
 def test_url_after_a_plus_sign_is_found() -> None:
@@ -115,7 +153,11 @@ def test_line_counter_handles_offsets_in_any_order() -> None:
         ("/site/sitemap_index.xml", Kind.SITEMAP),
         ("Sitemap-posts.xml.gz", Kind.SITEMAP),
         (r"C:\site\sitemap.xml", Kind.SITEMAP),
-        ("feed.xml", None),
+        ("feed.xml", Kind.SITEMAP),  # read as a sitemap: an XML file that is not one yields nothing
+        ("pom.XML", Kind.SITEMAP),
+        ("analysis.qmd", Kind.MARKDOWN),
+        ("report.Rmd", Kind.MARKDOWN),
+        ("report.rmarkdown", Kind.MARKDOWN),
         ("image.png", None),
         ("Makefile", None),
         (".md", None),
@@ -140,6 +182,9 @@ SITEMAP = b'<?xml version="1.0"?>\n<urlset xmlns="http://www.sitemaps.org/schema
         ("application/xml", SITEMAP, "https://x/s.xml", Kind.SITEMAP),
         ("text/xml", b"<sitemapindex></sitemapindex>", "https://x/s", Kind.SITEMAP),
         ("application/xml", b"<rss></rss>", "https://x/feed.xml", None),
+        ("text/plain", b"<rss></rss>", "https://raw.example/o/r/feed.xml", None),
+        ("text/plain", SITEMAP, "https://raw.example/o/r/sitemap.xml", Kind.SITEMAP),
+        ("text/plain", b"x", "https://raw.example/o/r/notes.qmd", Kind.MARKDOWN),
         ("application/gzip", gzip.compress(SITEMAP), "https://x/sitemap.xml.gz", Kind.SITEMAP),
         ("application/x-gzip", gzip.compress(b"x"), "https://x/backup.tar.gz", None),
         ("", b"  <!DOCTYPE html><html>", "https://x/", Kind.HTML),
@@ -173,6 +218,26 @@ def test_extract_dispatches_on_kind() -> None:
     sitemap = extract(b"<urlset><url><loc>https://s.example/</loc></url></urlset>", base, Kind.SITEMAP)
     assert [link.text for link in sitemap.links] == ["https://s.example/"]
     assert sitemap.base == base
+
+
+def test_an_xml_file_that_is_not_a_sitemap_yields_no_links() -> None:
+    feed = b"""<?xml version="1.0"?>
+<rss version="2.0" xmlns:atom="http://www.w3.org/2005/Atom">
+  <channel><link>https://blog.example/</link><atom:link href="https://blog.example/feed.xml"/></channel>
+</rss>"""
+    kind = kind_for_path("feed.xml")
+    assert kind is not None
+    assert extract(feed, "file:///feed.xml", kind).links == ()
+
+
+@pytest.mark.parametrize("name", ["notes.qmd", "notes.Rmd", "page.mdx"])
+def test_quarto_r_markdown_and_mdx_code_cells_are_code(name: str) -> None:
+    doc = b"# Analysis\n\n```{python}\nrequests.get('https://api.example/data')\n```\n\nSee [x](x.md).\n"
+    kind = kind_for_path(name)
+    assert kind is Kind.MARKDOWN
+    assert [link.text for link in extract(doc, f"file:///{name}", kind).links] == ["x.md"]
+    with_code = extract(doc, f"file:///{name}", kind, include_code=True).links
+    assert [link.text for link in with_code] == ["https://api.example/data", "x.md"]
 
 
 def test_extract_passes_include_code_to_markdown() -> None:

@@ -51,3 +51,10 @@ def test_slugger_skips_a_suffix_already_taken_by_a_heading() -> None:
 def test_sluggers_are_independent() -> None:
     first, second = Slugger(), Slugger()
     assert first.slug("Intro") == second.slug("Intro") == "intro"
+
+
+def test_a_reserved_name_makes_a_later_slug_take_a_suffix() -> None:
+    slugger = Slugger()
+    slugger.reserve("install")
+    slugger.reserve("install")  # reserving twice changes nothing
+    assert [slugger.slug("Install"), slugger.slug("Install")] == ["install-1", "install-2"]

@@ -42,10 +42,10 @@ class Kind(Enum):
 
 _SUFFIXES = {
     **dict.fromkeys((".html", ".htm", ".xhtml"), Kind.HTML),
-    **dict.fromkeys(
-        (".md", ".markdown", ".mdx", ".mkd", ".mdown", ".mdwn", ".mkdn", ".mkdown"), Kind.MARKDOWN
-    ),
+    **dict.fromkeys((".md", ".markdown", ".mdx", ".mkd", ".mdown", ".mdwn", ".mkdn", ".mkdown"), Kind.MARKDOWN),
+    **dict.fromkeys((".qmd", ".rmd", ".rmarkdown"), Kind.MARKDOWN),  # Quarto, R Markdown: code cells are fences
     ".txt": Kind.TEXT,
+    ".xml": Kind.SITEMAP,  # any other XML yields no links: a namespace URI is not a link
 }
 _SITEMAP_NAME = re.compile(r"sitemap[^/\\]*\.xml(?:\.gz)?", re.IGNORECASE)
 _HTML_MEDIA = frozenset({"text/html", "application/xhtml+xml"})
@@ -64,7 +64,7 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def kind_for_path(path: str) -> Kind | None:
-    """The Kind a file name says: by suffix (case-insensitive); sitemap*.xml(.gz) is a sitemap."""
+    """The Kind a file name says: by suffix (case-insensitive); sitemap*.xml(.gz) and *.xml are read as sitemaps."""
     name = re.split(r"[/\\]", path)[-1]
     if _SITEMAP_NAME.fullmatch(name):
         return Kind.SITEMAP
@@ -92,7 +92,10 @@ def kind_for_response(content_type: str, body: bytes, url: str) -> Kind | None:
     if media in _XML_MEDIA:
         return Kind.SITEMAP if _sniff_xml_sitemap(body) else None
     if media == "text/plain":
-        return Kind.MARKDOWN if kind_for_path(path) is Kind.MARKDOWN else Kind.TEXT
+        by_path = kind_for_path(path)
+        if by_path is Kind.SITEMAP:  # raw files on code hosts again
+            return Kind.SITEMAP if _sniff_xml_sitemap(body) else None
+        return Kind.MARKDOWN if by_path is Kind.MARKDOWN else Kind.TEXT
     is_gzip_sitemap = body.startswith(_GZIP_MAGIC) and path.lower().endswith(".xml.gz")
     if media in _GZIP_MEDIA:
         return Kind.SITEMAP if is_gzip_sitemap else None
@@ -115,7 +118,7 @@ def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -
 
         return extract_html(body, base)
     if kind is Kind.MARKDOWN:
-        from .markdown import extract_markdown  # markdown-it loads only for a run that reads Markdown
+        from .markdown import extract_markdown  # pyromark loads only for a run that reads Markdown
 
         return extract_markdown(body, base, include_code=include_code)
     if kind is Kind.TEXT:

@@ -1,220 +1,415 @@
-"""Markdown extraction (markdown-it-py, CommonMark): links, images, definitions, raw HTML, bare URLs, anchors.
+"""Markdown extraction (pulldown-cmark, through pyromark): links, used definitions, raw HTML, bare URLs, anchors.
 
-Reference links are reported once per definition (`[x]: url`), at the definition, used or not, like
-lychee: that is where the URL is written and where it gets fixed. A use (`[text][x]`) adds nothing.
+The document is read as GitHub reads it (CommonMark with tables, footnotes, strikethrough and task lists),
+plus heading attributes (`## Title { #id .class }`, as MkDocs' attr_list writes them). A reference link
+is reported once per definition it uses (`[x]: url`), at the definition: that is where the URL is written
+and where it gets fixed; a definition nothing uses renders nothing, so it is not a link. Bare URLs are the
+ones GitHub autolinks (a scheme, "www.", e-mail addresses) in text outside links and code. Front matter
+is not Markdown (its URLs are bare links); MkDocs admonitions and content tabs hold Markdown; in an .mdx
+document the href, src and to props of JSX elements are links.
 
-Positions: markdown-it maps tokens to block line ranges only. The inline rules that make links are wrapped
-to record the source span of what they consume (token.meta["span"], offsets into the block's inline
-content), and _Block maps those offsets back to source lines and columns.
+Positions: every parser event comes with a byte range of the UTF-8 source. Found links keep a byte offset
+until the end, where _Source turns each into a 1-based line and column (in characters).
 """
 
 from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable
 from functools import cache
+from operator import itemgetter
+from typing import Any
 
-from markdown_it import MarkdownIt
-from markdown_it.common.utils import unescapeAll
-from markdown_it.rules_inline import StateInline, autolink, backtick, html_inline, image, link
-from markdown_it.token import Token
+import pyromark
 
 from ..types import Extraction, RawLink
-from .html import scan_html
-from .slug import Slugger
+from .slug import Slugger, github_slug
 from .text import decode_bytes, find_urls, normalize_newlines
 
-_Rule = Callable[[StateInline, bool], bool]
-_CUSTOM_ID = re.compile(r"[ \t]*\{#([^\s{}]+)\}[ \t]*$")
 _ELEMENT = "markdown"
+_OPTIONS = (
+    pyromark.Options.ENABLE_TABLES
+    | pyromark.Options.ENABLE_FOOTNOTES
+    | pyromark.Options.ENABLE_STRIKETHROUGH
+    | pyromark.Options.ENABLE_TASKLISTS
+    | pyromark.Options.ENABLE_HEADING_ATTRIBUTES
+)
+_URL_MARKERS = (b"://", b"ailto:", b"AILTO:", b"@", b"www.")  # in every URL find_urls(gfm=True) finds
+_REFERENCE_TYPES = frozenset({"Reference", "Collapsed", "Shortcut"})
+# Front matter at the very start: YAML between "---" lines (or closed by "..."), TOML between "+++" lines.
+# pulldown-cmark's own option takes any pair of "---" lines anywhere for metadata, so it is found here.
+_FRONT_MATTER = re.compile(r"(---|\+\+\+)[ \t]*\n[^\n]+\n(?:.*?\n)??(?:\1|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
+# A marker and the space after it, replaced by "1.  " (or "1.  x") of the same length: see _parse_text
+_MKDOCS_BLOCK = re.compile(r"^([ \t]*)(?:!!!|\?\?\?|===)([+!]?)[ \t](?=[ \t]*\S)", re.MULTILINE)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 
-
-class _Parser(MarkdownIt):
-    """CommonMark that keeps URLs as written and lets every scheme through (the checker classifies them)."""
-
-    def normalizeLink(self, url: str) -> str:
-        return url
-
-    def validateLink(self, url: str) -> bool:
-        return True
-
-
-def _spanned(rule: _Rule, token_type: str) -> _Rule:
-    """Wrap an inline rule so the token it makes records the span of source it consumed."""
-
-    def wrapped(state: StateInline, silent: bool) -> bool:
-        start, count = state.pos, len(state.tokens)
-        if not rule(state, silent):
-            return False
-        if not silent:
-            for index in range(count, len(state.tokens)):  # a pending text token may come first
-                token = state.tokens[index]
-                if token.type == token_type:
-                    token.meta["span"] = (start, state.pos)
-                    inline = token.markup != "autolink" and "label" not in token.meta  # not a reference
-                    if token_type in ("link_open", "image") and inline:
-                        token.meta["destination"] = _destination(state, start + (token_type == "image"))
-                    break
-        return True
-
-    return wrapped
-
-
-def _destination(state: StateInline, label_start: int) -> int:
-    """Offset of the destination of an inline link or image whose label starts at `label_start`."""
-    label_end: int = state.md.helpers.parseLinkLabel(state, label_start, False)
-    pos = label_end + 2  # past "]("
-    src = state.src
-    while pos < len(src) and src[pos] in " \t\n":
-        pos += 1
-    return pos + 1 if src.startswith("<", pos) else pos
+_Found = tuple[int, str, str, str, bool]  # byte offset, url, element, attribute, nofollow
 
 
 @cache
-def _parser() -> MarkdownIt:
-    parser = _Parser("commonmark", {"inline_definitions": True, "store_labels": True})
-    rules: tuple[tuple[str, _Rule, str], ...] = (
-        ("autolink", autolink, "link_open"),
-        ("backticks", backtick, "code_inline"),
-        ("html_inline", html_inline, "html_inline"),
-        ("image", image, "image"),
-        ("link", link, "link_open"),
-    )
-    for name, rule, token_type in rules:
-        parser.inline.ruler.at(name, _spanned(rule, token_type))
-    return parser
+def _parser() -> pyromark.Markdown:
+    return pyromark.Markdown(options=_OPTIONS)
 
 
-class _Block:
-    """Maps offsets into a token's content (source lines less container prefixes) to source positions."""
+class _Source:
+    """The document as text and as UTF-8 bytes: the parser's byte ranges to text, lines and columns."""
 
-    def __init__(self, content: str, first_line: int, lines: list[str]) -> None:
-        self._content = content
-        self._first = first_line  # 0-based index of the source line holding content[0]
-        self._lines = lines
-        self._starts = [0] + [match.end() for match in re.finditer("\n", content)]
-        self._indents: dict[int, int] = {}
+    __slots__ = ("text", "data", "ascii")
 
-    def position(self, offset: int) -> tuple[int, int]:
-        index = bisect.bisect_right(self._starts, offset) - 1
-        return self._first + index + 1, max(self._indent(index) + offset - self._starts[index] + 1, 1)
+    def __init__(self, text: str) -> None:
+        try:
+            self.data = text.encode()
+        except UnicodeEncodeError:  # lone surrogates in a str argument: each one becomes "?"
+            self.data = text.encode(errors="replace")
+            text = self.data.decode()
+        self.text = text
+        self.ascii = len(self.data) == len(text)  # then byte and character offsets agree
 
-    def _indent(self, index: int) -> int:
-        """How far content line `index` is shifted in its source line (block quote markers, indentation)."""
-        if index not in self._indents:
-            end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self._content)
-            content_line = self._content[self._starts[index] : end].rstrip()
-            line_number = self._first + index
-            source = self._lines[line_number].rstrip() if line_number < len(self._lines) else ""
-            if source.endswith(content_line):
-                shift = len(source) - len(content_line)
-            else:  # tabs became spaces, or a heading's closing #s: align the first non-blank characters
-                text = content_line.lstrip()
-                found = source.find(text) if text else -1
-                shift = found - (len(content_line) - len(text)) if found >= 0 else 0
-            self._indents[index] = shift
-        return self._indents[index]
+    def slice(self, start: int, end: int) -> str:
+        return self.text[start:end] if self.ascii else self.data[start:end].decode(errors="replace")
 
-
-def _html_links(html_text: str, block: _Block, start: int, links: list[RawLink], anchors: set[str]) -> None:
-    scan = scan_html(html_text)
-    anchors.update(scan.anchors)
-    for offset, url, element, attribute, nofollow in scan.found:
-        line, column = block.position(start + offset)
-        links.append(RawLink(url, element, attribute, line, column, nofollow))
+    def positions(self, offsets: list[int]) -> list[tuple[int, int]]:
+        """1-based (line, column in characters) of each byte offset, offsets ascending: one sweep."""
+        data, ascii_only = self.data, self.ascii
+        count, rfind = data.count, data.rfind
+        found, previous, line, line_start = [], 0, 1, 0
+        for offset in offsets:
+            newlines = count(b"\n", previous, offset)
+            if newlines:
+                line += newlines
+                line_start = rfind(b"\n", previous, offset) + 1
+            previous = offset
+            column = offset - line_start if ascii_only else len(data[line_start:offset].decode(errors="replace"))
+            found.append((line, column + 1))
+        return found
 
 
-def _heading_text(children: list[Token]) -> str:
-    """The heading as GitHub renders it to text: markup gone, code and link text kept, images dropped."""
-    parts = []
-    for child in children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
+def _bytes_in(text: str, offset: int) -> int:
+    """How many bytes text[:offset] takes in UTF-8."""
+    return offset if text.isascii() else len(text[:offset].encode())
+
+
+def _unescape(url: str) -> str:
+    """A URL found in the source as the rendered text has it: backslash escapes and entities decoded."""
+    if "\\" not in url and "&" not in url:
+        return url
+    import html  # rarely needed: not at start-up
+
+    return _ESCAPE.sub(lambda match: match.group(1) or html.unescape(match.group()), url)
+
+
+def _destination(data: bytes, at: int) -> int:
+    """Offset of a link destination that follows the label's "](" or "]:" ending at `at`."""
+    end = len(data)
+    while at < end and data[at] in b" \t":
+        at += 1
+    if at < end and data[at] == 0x0A:  # on the next line, after its block quote markers and indentation
+        at += 1
+        while at < end and data[at] in b" \t>":
+            at += 1
+    return at + 1 if at < end and data[at] == 0x3C else at  # within <...>
+
+
+def _definition_destination(data: bytes, start: int) -> int:
+    """Offset of the destination of the definition `[label]: url` whose "[" is at `start`."""
+    at, end = start + 1, len(data)
+    while at < end and data[at] != 0x5D:  # a label holds no unescaped "]"
+        at += 2 if data[at] == 0x5C else 1
+    return _destination(data, at + 2)
+
+
+def _label_key(label: str) -> str:
+    """Reference labels match case-insensitively, any run of whitespace as one space."""
+    return " ".join(label.split()).casefold()
+
+
+class _Walk:
+    """One pass over the parser's events, and what it found."""
+
+    def __init__(self, source: _Source, include_code: bool) -> None:
+        self.source = source
+        self.include_code = include_code
+        self.found: list[_Found] = []
+        self.anchors: set[str] = set()
+        self.used_labels: set[str] = set()
+        self.html: list[tuple[int, str]] = []  # raw HTML pieces: (byte offset, text)
+        self.code: list[tuple[int, int]] = []  # byte ranges of code spans and blocks
+        self.runs: list[dict[str, int]] = []  # byte ranges of text outside links and code, in order
+        self._slugger = Slugger()
+        self._links: list[list[Any]] = []  # open links and images: [url or None, attribute, start, content end]
+        self._heading: list[str] | None = None  # text of the heading being read
+        self._heading_tag: dict[str, Any] = {}
+        self._heading_start = 0
+        self._images = 0  # depth of images: their alt text is not heading text
+        self._code_start = -1  # start of the code block being read
+
+    def read(self, events: Any) -> None:
+        """Walk the events (text merged: one event per run of text, with the range of all its source)."""
+        runs, links = self.runs, self._links
+        for event, span in events:
+            if event.__class__ is not dict:  # SoftBreak, HardBreak, Rule
+                if self._heading is not None:
+                    self._heading.append("\n")
+                continue
+            text = event.get("Text")
+            if text is not None:
+                if self._code_start >= 0:
+                    if self.include_code:
+                        self._code_urls(span["start"], span["end"], text)
+                    continue
+                if self._heading is not None:
+                    self._heading_text(text)
+                if links:
+                    links[-1][3] = span["end"]
+                else:
+                    runs.append(span)
+                continue
+            tag = event.get("Start")
+            if tag is not None:
+                if links:
+                    links[-1][3] = span["end"]
+                if tag.__class__ is not str:
+                    self._start(tag, span["start"], span["end"])
+                continue
+            tag = event.get("End")
+            if tag is not None:
+                if tag.__class__ is not str or tag in ("Link", "Image", "CodeBlock"):
+                    self._end(tag, span["end"])
+                continue
+            if links:
+                links[-1][3] = span["end"]
+            code = event.get("Code")
+            if code is not None:
+                start, end = span["start"], span["end"]
+                self.code.append((start, end))
+                if self._heading is not None:
+                    self._heading_text(code)
+                if self.include_code:
+                    self._code_urls(start, end, None)
+                continue
+            piece = event.get("Html") or event.get("InlineHtml")
+            if piece is not None:
+                self.html.append((span["start"], piece))
+                continue
+            label = event.get("FootnoteReference")
+            if label is not None:  # the ids GitHub and MkDocs give the first reference to a footnote
+                self.anchors.update((f"fnref-{label}", f"fnref:{label}"))
+
+    def _heading_text(self, text: str) -> None:
+        if not self._images:
+            assert self._heading is not None
+            self._heading.append(text)
+
+    def bare_urls(self) -> None:
+        """Bare URLs of the text runs, read in their source (escapes and entities are decoded after).
+
+        What may start a URL is looked for in the whole document at once, since most runs hold none.
+        """
+        runs, source = self.runs, self.source
+        if not runs:
+            return
+        data, markers = source.data, []
+        for marker in _URL_MARKERS:
+            at = data.find(marker)
+            while at >= 0:
+                markers.append(at)
+                at = data.find(marker, at + 1)
+        if not markers:
+            return
+        starts = [run["start"] for run in runs]
+        done = -1
+        for at in sorted(markers):
+            index = bisect.bisect_right(starts, at) - 1
+            if index <= done or at >= runs[index]["end"]:
+                continue
+            done = index
+            start = starts[index]
+            text = source.slice(start, runs[index]["end"])
+            for offset, url in find_urls(text, gfm=True):
+                self.found.append((start + _bytes_in(text, offset), _unescape(url), _ELEMENT, "bare", False))
+
+    def _code_urls(self, start: int, end: int, text: str | None) -> None:
+        """URLs in code: searched in the source, or in `text` where the parser changed it (container prefixes,
+        tabs), each then looked up in the source."""
+        source = self.source.slice(start, end)
+        exact = text is None or text == source
+        searched = source if exact or text is None else text
+        at = 0
+        for offset, url in find_urls(searched):
+            at = offset if exact else max(source.find(url, at), 0)
+            self.found.append((start + _bytes_in(source, at), url, _ELEMENT, "code", False))
+
+    def _start(self, tag: Any, start: int, end: int) -> None:
+        data = tag.get("Link") or tag.get("Image")
+        if data is not None:
+            image = "Image" in tag
+            kind = data["link_type"]
+            if kind in _REFERENCE_TYPES:
+                self.used_labels.add(data["id"])
+            elif kind == "Autolink":
+                self.found.append((start + 1, data["dest_url"], _ELEMENT, "autolink", False))
+            elif kind == "Email":
+                self.found.append((start + 1, "mailto:" + data["dest_url"], _ELEMENT, "autolink", False))
+            url = data["dest_url"] if kind == "Inline" else None  # the others are reported already, or later
+            self._links.append([url, "image" if image else "inline", start, start])
+            self._images += image
+        elif "Heading" in tag:
+            self._heading, self._heading_tag, self._heading_start = [], tag["Heading"], start
+        elif "CodeBlock" in tag:
+            self._code_start = start
+        elif "FootnoteDefinition" in tag:  # its id on GitHub, and in MkDocs
+            label = tag["FootnoteDefinition"]
+            self.anchors.update((f"fn-{label}", f"fn:{label}"))
+
+    def _end(self, tag: Any, end: int) -> None:
+        if tag == "Link" or tag == "Image":
+            url, attribute, start, content_end = self._links.pop()
+            self._images -= tag == "Image"
+            if self._links:
+                self._links[-1][3] = end
+            if url is not None:
+                data = self.source.data
+                label_end = data.find(b"](", content_end, end)
+                at = _destination(data, label_end + 2) if label_end >= 0 else start
+                self.found.append((at, url, _ELEMENT, attribute, False))
+        elif tag == "CodeBlock":
+            self.code.append((self._code_start, end))
+            self._code_start = -1
+        elif tag.__class__ is dict and "Heading" in tag:
+            self._end_heading(end)
+
+    def _end_heading(self, end: int) -> None:
+        """A heading's anchor: its explicit id (`{ #id }`, and then that alone, as in MkDocs), else its slug."""
+        text, tag = "".join(self._heading or ()), self._heading_tag
+        self._heading = None
+        explicit = tag["id"] or next((value for key, value in tag["attrs"] if key == "id" and value), None)
+        if explicit:
+            explicit = explicit.strip("\"'")  # attr_list's `{ id="x" }`: the parser keeps the quotes
+            self.anchors.add(explicit)
+            self._slugger.reserve(explicit)
+            return
+        if tag["classes"] or tag["attrs"]:
+            # `{.class}` or `{word}` without an id: MkDocs drops it from the slug, GitHub (no attributes) keeps it
+            self.anchors.add(github_slug(text))
+            text += self._attribute_block(end)
+        slug = self._slugger.slug(text)
+        if slug:
+            self.anchors.add(slug)
+
+    def _attribute_block(self, end: int) -> str:
+        """The heading's `{...}` as written, with the space before it: the end of its first line."""
+        line = self.source.slice(self._heading_start, end).split("\n", 1)[0].rstrip()
+        if line.endswith("#"):  # an ATX heading's closing sequence
+            line = line.rstrip("#").rstrip()
+        brace = line.rfind("{")
+        return line[len(line[:brace].rstrip()) :] if brace >= 0 else ""
+
+
+def _mkdocs_block(match: re.Match[str]) -> str:
+    return match.group(1) + ("1.  x" if match.group(2) else "1.  ")
+
+
+def _parse_text(text: str) -> tuple[str, int]:
+    """The text to parse, and the length of its front matter; every byte keeps its offset.
+
+    Front matter is blanked out. MkDocs blocks whose content is indented by four spaces (admonitions
+    `!!! note`, collapsible `??? note` and `???+ note`, content tabs `=== "Tab"`) become items of an ordered
+    list whose content starts at the fourth column, so their content is Markdown, as MkDocs reads it, not
+    an indented code block.
+    """
+    front_end = 0
+    match = _FRONT_MATTER.match(text)
+    if match is not None:
+        front, front_end = match.group(), match.end()
+        if front.isascii():
+            blank = _NOT_NEWLINE.sub(" ", front)
+        else:  # as many bytes as each character had
+            blank = _NOT_NEWLINE.sub(lambda char: " " * len(char.group().encode()), front)
+        text = blank + text[front_end:]
+    if "!!!" in text or "???" in text or "===" in text:
+        text = _MKDOCS_BLOCK.sub(_mkdocs_block, text)
+    return text, front_end
+
+
+def _definitions(walk: _Walk, parse_text: str) -> None:
+    """The definitions that some link uses, at their destinations."""
+    used = {_label_key(label) for label in walk.used_labels}
+    data = walk.source.data
+    for label, definition in _parser().reference_definitions(parse_text).items():
+        if _label_key(label) in used:
+            at = _definition_destination(data, definition["span"]["start"])
+            walk.found.append((at, definition["dest"], _ELEMENT, "reference", False))
+
+
+def _html(walk: _Walk) -> None:
+    """Links and ids of the raw HTML, all pieces read as one fragment by the HTML extractor."""
+    from .html import scan_html  # selectolax loads only for a document that holds HTML
+
+    parts: list[str] = []
+    starts: list[int] = []  # where each piece starts in the joined text
+    length = 0
+    for _, piece in walk.html:
+        starts.append(length)
+        parts.append(piece)
+        length += len(piece)
+        if not piece.endswith("\n"):  # pieces of one block are lines; others get one, so no two tags merge
             parts.append("\n")
-    return "".join(parts)
+            length += 1
+    scan = scan_html("".join(parts))
+    walk.anchors.update(scan.anchors)
+    for offset, url, element, attribute, nofollow in scan.found:
+        index = bisect.bisect_right(starts, offset) - 1
+        start, piece = walk.html[index]
+        at = start + _bytes_in(piece, min(offset - starts[index], len(piece)))
+        walk.found.append((at, url, element, attribute, nofollow))
 
 
-def _inline(token: Token, block: _Block, include_code: bool, links: list[RawLink], anchors: set[str]) -> None:
-    content = token.content
-    covered: list[tuple[int, int]] = []
+def _jsx(walk: _Walk) -> None:
+    """MDX: href, src and to props of JSX elements outside code (those HTML reads are found already)."""
+    from .mdx import jsx_props
 
-    def add(url: str, kind: str, offset: int) -> None:
-        line, column = block.position(offset)
-        links.append(RawLink(url, _ELEMENT, kind, line, column))
+    found, tags = jsx_props(walk.source.data, walk.code)
+    taken = {found[0] for found in walk.found if found[3] != "bare"}
+    walk.found.extend((at, url, element, prop, False) for at, url, element, prop in found if at not in taken)
+    if tags:  # a URL in a prop is the prop's, not a bare one
+        starts = [start for start, _ in tags]
 
-    for child in token.children or []:
-        span: tuple[int, int] | None = child.meta.get("span")
-        if span is None:
-            continue
-        covered.append(span)
-        if child.type == "link_open" and child.markup == "autolink":
-            add(str(child.attrs["href"]), "autolink", span[0] + 1)
-        elif child.type in ("link_open", "image") and "label" not in child.meta:  # with a label: a reference
-            url = str(child.attrs["href" if child.type == "link_open" else "src"])
-            add(url, "inline" if child.type == "link_open" else "image", child.meta["destination"])
-        elif child.type == "code_inline" and include_code:
-            for offset, url in find_urls(content, span[0], span[1]):
-                add(url, "code", offset)
-        elif child.type == "html_inline":
-            _html_links(child.content, block, span[0], links, anchors)
+        def in_tag(at: int) -> bool:
+            index = bisect.bisect_right(starts, at) - 1
+            return index >= 0 and at < tags[index][1]
 
-    for offset, url in find_urls(content):
-        if not any(start <= offset < end for start, end in covered):
-            add(unescapeAll(url), "bare", offset)
+        walk.found = [found for found in walk.found if found[3] != "bare" or not in_tag(found[0])]
 
 
-def _definition(token: Token, lines: list[str], links: list[RawLink]) -> None:
-    """A reference definition `[label]: url`, at the position of its URL."""
-    assert token.map is not None
-    first, last = token.map
-    chunk = "\n".join(lines[first:last])
-    block = _Block(chunk, first, lines)
-    label = f"[{token.meta['label']}]:"
-    pos = chunk.find(label)
-    if pos < 0:
-        pos = len(chunk) - len(chunk.lstrip(" \t>"))
-    else:
-        pos += len(label)
-        while pos < len(chunk) and chunk[pos] in " \t\n>":
-            pos += 1
-        pos += chunk.startswith("<", pos)
-    line, column = block.position(pos)
-    links.append(RawLink(str(token.meta["url"]), _ELEMENT, "reference", line, column))
+def _is_mdx(base: str) -> bool:
+    return base.split("#", 1)[0].split("?", 1)[0].lower().endswith(".mdx")
 
 
 def extract_markdown(body: bytes | str, base: str, *, include_code: bool = False) -> Extraction:
-    """Links and anchors of a Markdown document; code spans and blocks only when include_code."""
-    text = normalize_newlines(decode_bytes(body))
-    tokens = _parser().parse(text)
-    lines = text.split("\n")
-    links: list[RawLink] = []
-    anchors: set[str] = set()
-    slugger = Slugger()
-    for index, token in enumerate(tokens):
-        if token.map is None:
-            continue
-        first = token.map[0]
-        if token.type == "inline":
-            _inline(token, _Block(token.content, first, lines), include_code, links, anchors)
-            if index and tokens[index - 1].type == "heading_open":
-                heading = _heading_text(token.children or [])
-                custom = _CUSTOM_ID.search(heading)
-                if custom:
-                    anchors.add(custom.group(1))
-                    heading = heading[: custom.start()]
-                slug = slugger.slug(heading)
-                if slug:
-                    anchors.add(slug)
-        elif token.type == "definition":
-            _definition(token, lines, links)
-        elif token.type == "html_block":
-            _html_links(token.content, _Block(token.content, first, lines), 0, links, anchors)
-        elif token.type in ("fence", "code_block") and include_code:
-            block = _Block(token.content, first + (token.type == "fence"), lines)
-            for offset, url in find_urls(token.content):
-                line, column = block.position(offset)
-                links.append(RawLink(url, _ELEMENT, "code", line, column))
-    links.sort(key=lambda link: (link.line, link.column))
-    return Extraction(links=tuple(links), base=base, anchors=frozenset(anchors))
+    """Links and anchors of a Markdown document; code spans and blocks only when include_code.
+
+    A document whose base URL names a .mdx file is MDX: href, src and to props of its JSX elements are
+    links too.
+    """
+    source = _Source(normalize_newlines(decode_bytes(body)))
+    text = source.text
+    parse_text, front_matter = _parse_text(text)
+    walk = _Walk(source, include_code)
+    walk.read(_parser().events_with_range(parse_text, merge_text=True))
+    walk.bare_urls()
+    for offset, url in find_urls(text, 0, front_matter):
+        walk.found.append((_bytes_in(text, offset), url, _ELEMENT, "bare", False))
+    if walk.used_labels:
+        _definitions(walk, parse_text)
+    if walk.html:
+        _html(walk)
+    if _is_mdx(base):
+        _jsx(walk)
+    found = sorted(walk.found, key=itemgetter(0))
+    positions = source.positions([at for at, *_ in found])
+    links = tuple(
+        RawLink(url, element, attribute, line, column, nofollow)
+        for (_, url, element, attribute, nofollow), (line, column) in zip(found, positions, strict=True)
+    )
+    return Extraction(links=links, base=base, anchors=frozenset(walk.anchors))

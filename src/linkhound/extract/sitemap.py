@@ -16,6 +16,7 @@ _CONTAINERS = {"urlset": "url", "sitemapindex": "sitemap"}
 _DTD = re.compile(rb"<!(?:DOCTYPE|ENTITY)")
 _LOC = re.compile(r"<loc>\s*(.*?)\s*</loc>", re.DOTALL)
 _INDEX = re.compile(r"<(?:[\w.-]+:)?sitemapindex[\s>]")
+_URLSET = re.compile(r"<(?:[\w.-]+:)?urlset[\s>]")
 _SITEMAP_LINE = re.compile(r"^[ \t]*sitemap[ \t]*:[ \t]*([^\s#]+)", re.IGNORECASE | re.MULTILINE)
 
 
@@ -92,7 +93,7 @@ def _parse(body: bytes) -> tuple[str, list[tuple[str, int, int]]]:
 
 
 def _fallback(body: bytes) -> list[tuple[str, int, int]]:
-    """Malformed XML: take every <loc>…</loc> in the text."""
+    """Malformed XML with a sitemap's root element: take every <loc>…</loc> in the text."""
     text = normalize_newlines(decode_bytes(body))
     lines = LineCounter(text)
     locs = []
@@ -117,8 +118,9 @@ def extract_sitemap(body: bytes) -> Extraction:
     except _Rejected:
         return Extraction(links=(), base="")
     except expat.ExpatError:
-        root = "sitemapindex" if _INDEX.search(decode_bytes(body[:4096])) else "urlset"
-        locs = _fallback(body)
+        head = decode_bytes(body[:4096])
+        root = "sitemapindex" if _INDEX.search(head) else "urlset" if _URLSET.search(head) else ""
+        locs = _fallback(body) if root else []
     if root not in _CONTAINERS:
         return Extraction(links=(), base="")
     attribute = "sitemapindex" if root == "sitemapindex" else "sitemap"

@@ -39,3 +39,7 @@ class Slugger:
             slug = f"{base}-{self._seen[base]}"
         self._seen[slug] = 0
         return slug
+
+    def reserve(self, name: str) -> None:
+        """Take `name` (a heading's explicit id), so a later heading whose slug it is gets a suffix instead."""
+        self._seen.setdefault(name, 0)
