@@ -1,8 +1,10 @@
 """linkhound: find broken links in files, URL lists, sitemaps and whole websites. An async, typed library."""
 
-from .api import check, crawl, make_settings
+from .api import check, crawl, make_settings, start
 from .config import Config, load_config
 from .exceptions import ConfigError, InputError, LinkhoundError, OptionError, UsageError
+from .host_pool import HostStats
+from .run import Run
 from .settings import Settings, parse_accept
 from .status import Status
 from .summary import Report, Summary
@@ -13,6 +15,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Extraction",
+    "HostStats",
     "InputError",
     "Link",
     "LinkhoundError",
@@ -22,6 +25,7 @@ __all__ = [
     "Reference",
     "Report",
     "Result",
+    "Run",
     "Settings",
     "Status",
     "Summary",
@@ -32,4 +36,5 @@ __all__ = [
     "load_config",
     "make_settings",
     "parse_accept",
+    "start",
 ]

@@ -1,4 +1,5 @@
-"""The library entry points: `check` returns a Report, `crawl` yields results and pages as they happen."""
+"""The library entry points: `check` returns a Report, `crawl` yields results and pages as they happen, `start`
+hands back a Run to watch, stop and await."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from .types import Event
 if TYPE_CHECKING:
     from .config import Config
     from .inputs import Input
+    from .run import EventSink, Run
+    from .transport import Transport
 
 # config=: True reads what the CLI reads in the current directory (pyproject.toml [tool.linkhound],
 # linkhound.toml, .linkhoundignore); a path or a list of paths reads those files only; a Config is used as is.
@@ -62,12 +65,29 @@ async def check(
     config=True reads the config files of the current directory as the CLI does (options go over them); when
     inputs is empty, the config's `inputs` and `files_from` are checked.
     """
+    return await start(inputs, settings, files_from=files_from, config=config, **options).report()
+
+
+def start(
+    inputs: InputsArg,
+    settings: Settings | None = None,
+    *,
+    files_from: str | None = None,
+    config: ConfigArg = None,
+    on_event: EventSink | None = None,
+    transport: Transport | None = None,
+    **options: Any,
+) -> Run:
+    """A Run of inputs, ready to await: `report = await run.report()`; meanwhile `run.stop()`, `run.known()`,
+    `run.host_stats()`. on_event sees each Result and Page as it happens; transport replaces the HTTP stack (a
+    `linkhound.mock_transport.MockTransport` in tests). Bad options or inputs raise UsageError here, before
+    anything is requested."""
     from .engine import Engine  # aiohttp loads on first use, so `import linkhound` stays quick
+    from .run import Run
 
     cfg = _config(config)
     s = _settings(settings, cfg, options)
-    engine = Engine(s)
-    return await engine.run(_inputs(*_what(inputs, files_from, cfg), s))
+    return Run(Engine(s, on_event, transport), _inputs(*_what(inputs, files_from, cfg), s))
 
 
 async def crawl(
@@ -82,17 +102,14 @@ async def crawl(
 
     Leaving the loop early stops the crawl: requests in flight are let finish. config as for `check`.
     """
-    from .engine import Engine
-
     cfg = _config(config)
     if settings is None and "recursive" not in (cfg.options if cfg is not None else {}):
         options.setdefault("recursive", True)
-    s = _settings(settings, cfg, options)
     import asyncio  # here, not at the top: the parse worker imports this package and needs no event loop
 
     queue: asyncio.Queue[Event | None] = asyncio.Queue()
-    engine = Engine(s, emit=queue.put_nowait)
-    task = asyncio.ensure_future(engine.run(_inputs(*_what(inputs, files_from, cfg), s)))
+    run = start(inputs, settings, files_from=files_from, config=cfg, on_event=queue.put_nowait, **options)
+    task = asyncio.ensure_future(run.report())
     task.add_done_callback(lambda _: queue.put_nowait(None))
     try:
         while (event := await queue.get()) is not None:
@@ -100,7 +117,7 @@ async def crawl(
         await task
     finally:
         if not task.done():
-            engine.stop()
+            run.stop()
             await asyncio.gather(task, return_exceptions=True)
 
 

@@ -23,6 +23,7 @@ RETRY_CODES = frozenset({429, 500, 502, 503, 504})
 _PHRASES = {s.value: s.phrase for s in HTTPStatus}
 # LinkedIn answers 999 to clients it takes for bots; nobody can tell from here whether the page exists.
 BOT_CODES = frozenset({999})
+BODY_CUT = "body cut at --max-body-size"
 
 
 class Outcome(NamedTuple):
@@ -122,7 +123,7 @@ class HttpChecker:
         else:
             status = Status.BROKEN
         if resp.truncated and status is Status.OK:
-            reason = "body cut at --max-body-size"
+            reason = BODY_CUT
         return Outcome(status, code, reason, resp.redirects, elapsed, resp)
 
     def _backoff(self, attempt: int) -> float:

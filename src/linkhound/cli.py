@@ -11,11 +11,15 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
+from . import HostStats, Result, Run, Settings, Status
 from .options import GROUPS, OptionField, option_fields
-from .settings import Settings
+from .progress import Progress
+from .report import Reporter
+from .types import Event
 from .version import __version__
 
-EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+SIGTERM_GRACE = 5.0  # seconds requests in flight may still take after SIGTERM
 
 
 class _Parser(argparse.ArgumentParser):
@@ -106,8 +110,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(ns: argparse.Namespace) -> int:
-    from .api import _inputs, make_settings
-    from .config import load_config, render
+    from . import load_config, make_settings, start
+    from .config import render
     from .loop import run as run_loop
     from .report import reporter_for
 
@@ -124,71 +128,81 @@ def _main(ns: argparse.Namespace) -> int:
         color=_use_color(settings.output),
         verbose=settings.verbose,
         summary_only=settings.summary_only,
+        all_referrers=settings.all_referrers,
     )
-    inputs = _inputs(args, files_from, settings)
-    out = _open_output(settings.output)
-    try:
-        return run_loop(_run(settings, inputs, reporter, out))
-    finally:
-        if out is not sys.stdout:
-            out.close()
-
-
-async def _run(settings: Any, inputs: list[Any], reporter: Any, out: IO[str]) -> int:
-    from .engine import Engine
-    from .progress import Progress
-    from .status import Status
-    from .types import Result
-
     show = settings.progress and sys.stdout.isatty() and sys.stderr.isatty()
     progress = Progress(enabled=show)
+    out: IO[str] = sys.stdout
 
-    def emit(event: object) -> None:
+    def on_event(event: Event) -> None:
         if isinstance(event, Result):
             progress.advance(event)
             text = reporter.result(event)
             if text:
                 progress.write(lambda: out.write(text))
 
-    engine = Engine(settings, emit if show or reporter.streams else None)
-    _install_sigint(engine, progress)
+    run = start(args or (), settings, files_from=files_from, on_event=on_event if show or reporter.streams else None)
+    out = _open_output(settings.output)
+    try:
+        return run_loop(_run(run, settings, reporter, progress, out))
+    finally:
+        if out is not sys.stdout:
+            out.close()
+
+
+async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str]) -> int:
+    terminated = _install_signals(run, progress)
     with progress:
-        progress.attach(engine)
-        report = await engine.run(inputs)
+        progress.attach(run)
+        report = await run.report()
     if report.summary.interrupted:
-        print("linkhound: interrupted: the report covers what was checked before Ctrl+C", file=sys.stderr)
+        why = "SIGTERM" if terminated else "Ctrl+C"
+        print(f"linkhound: interrupted: the report covers what was checked before {why}", file=sys.stderr)
     for chunk in reporter.chunks(report):
         out.write(chunk)
     out.flush()
     if settings.host_stats:
-        print(format_host_stats(engine.host_stats()), file=sys.stderr)
+        print(format_host_stats(run.host_stats()), file=sys.stderr)
     if report.summary.interrupted:
-        return EXIT_INTERRUPTED
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     if not report.summary.success:
         return EXIT_BROKEN
     return EXIT_BROKEN if settings.fail_on_blocked and report.summary.count(Status.BLOCKED) else EXIT_OK
 
 
-def _install_sigint(engine: Any, progress: Any) -> None:
+def _install_signals(run: Run, progress: Progress) -> list[bool]:
+    """Ctrl+C once, or SIGTERM (timeout, docker stop, a cancelled CI job): take no new work and report what was
+    checked. Ctrl+C twice: exit now. After SIGTERM, requests still in flight get SIGTERM_GRACE seconds.
+    Returns a flag list that says whether SIGTERM came."""
     loop = asyncio.get_running_loop()
     presses = 0
+    terminated: list[bool] = []
 
     def on_sigint() -> None:
         nonlocal presses
         presses += 1
         if presses > 1:
-            engine.kill()
+            run.kill()
             os._exit(EXIT_INTERRUPTED)
         progress.stop()
         print("linkhound: stopping: finishing requests in flight (Ctrl+C again to quit now)", file=sys.stderr)
-        engine.stop()
+        run.stop()
 
-    # not the main thread, or no signals on this platform: Ctrl+C then ends the run at once
+    def on_sigterm() -> None:
+        if not terminated:
+            terminated.append(True)
+            progress.stop()
+            run.stop()
+            loop.call_later(SIGTERM_GRACE, run.cancel)
+
+    # not the main thread, or no signals on this platform: the signal then ends the run at once
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGINT, on_sigint)
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)
+    return terminated
 
 
-def format_host_stats(stats: dict[str, Any]) -> str:
+def format_host_stats(stats: dict[str, HostStats]) -> str:
     rows = [("host", "requests", "ok", "429/503", "waits", "median ms")]
     for host, st in stats.items():
         rows.append(

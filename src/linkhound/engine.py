@@ -7,42 +7,33 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
-from sys import intern
 
-from .checker import CheckPolicy, HttpChecker
+from .checker import BODY_CUT, CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, CrawlState, Found, Limits, Plan, StateFactory
-from .extract import Kind, extract, kind_for_path, text_links
+from .extract import Kind, text_links
 from .fetcher import Fetched, Fetcher
-from .fragments import Anchors
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import Input
 from .ledger import Ledger
 from .links import LinkRules, Resolved
-from .local import check_file, check_mailto, file_url_to_path, read_document
+from .local_files import LocalFiles
 from .loop import fewer_collections
 from .memory_state import MemoryState
 from .page_parser import PageParser
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
+from .sorter import Links, LinkSorter
 from .status import Status
 from .summary import Report
 from .traps import TrapGuard
-from .triage import HTTP_LEAF, Route, Triage, triage
-from .types import Event, Page, RawLink, Reference, Result
+from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key, host_of, resolve
 
 _INPUT = "(input)"
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
-Links = Iterable[tuple[RawLink, Resolved | None]]
-
-
-def _reference(source: str, raw: RawLink) -> Reference:
-    # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
-    # interned, each string is stored once (about 30% less memory on the 10k-page bench).
-    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), intern(raw.text))
 
 
 class Engine:
@@ -72,12 +63,11 @@ class Engine:
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method)
         self._ledger = Ledger(emit)
-        self._guard = TrapGuard()
-        self._scope = Scope((), frozenset())
-        self._http: dict[str, tuple[bool, str]] = {}  # key -> (crawlable, host), decided once per URL
+        self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
-        self._caps: set[str] = set()
-        self._file_anchors: dict[str, Anchors | None] = {}  # path -> anchors: each local document parsed once
+        self._warnings: list[str] = []  # run-level messages for every report format
+        files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
+        self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
@@ -117,6 +107,8 @@ class Engine:
     async def _visit(self, claim: Claim) -> Plan:
         try:
             fetched = await self._fetcher.fetch(claim)
+            if fetched.page is not None and fetched.result.reason == BODY_CUT:
+                self._warnings.append(f"{claim.url}: {BODY_CUT}: links and anchors after it were not read")
             if fetched.page is not None and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
             self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
@@ -141,6 +133,12 @@ class Engine:
         self._stopping = True
         self._scheduler.stop()
 
+    def cancel(self) -> None:
+        """After stop(): cancel what is still in flight (each cancelled claim is still done, so the run ends)."""
+        self.stop()
+        for task in self._tasks:
+            task.cancel()
+
     # -- seeding and following ------------------------------------------------------------------------
 
     async def _seed(self, inputs: list[Input]) -> None:
@@ -148,7 +146,7 @@ class Engine:
             urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
             s = self.settings
             crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
-            self._scope = Scope.from_seeds(urls, s.scope_domain, crawl_only, never)
+            self._sorter.scope = Scope.from_seeds(urls, s.scope_domain, crawl_only, never)
             resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:
@@ -172,9 +170,7 @@ class Engine:
         if inp.kind is Kind.TEXT:
             raws = text_links(inp.content)  # a long URL list: its first links go out while the rest is read
         else:
-            extraction = extract(inp.content, base, inp.kind, include_code=self.settings.include_code)
-            if inp.path is not None and inp.kind in (Kind.HTML, Kind.MARKDOWN):
-                self._file_anchors[inp.path] = Anchors.of(extraction.anchors, markdown=inp.kind is Kind.MARKDOWN)
+            extraction = self._sorter.files.extract(inp.content, inp.path, inp.kind)
             raws, base = extraction.links, extraction.base
         local = inp.path is not None
         resolve_link = self._rules.resolver(base, local)
@@ -196,7 +192,7 @@ class Engine:
         assert page is not None
         key, final = claim.key, fetched.final
         if final != claim.url:
-            if not self._scope.contains(final):
+            if not self._sorter.scope.contains(final):
                 return  # redirected out of scope: its links are not ours to check
             key = canonical_key(final)
             if not await self._state.adopt(Found(key, final, host_of(final), claim.depth, True)):
@@ -212,88 +208,14 @@ class Engine:
                         from_network=True, parent=key, hop=hop, sitemap=sitemap)
 
     async def _add(
-        self,
-        source: str,
-        links: Links,
-        depth: int,
-        *,
-        follow: bool = False,
-        from_network: bool = False,
-        local: bool = False,
-        seed: bool = False,
-        parent: str | None = None,
-        hop: int = 1,
-        sitemap: bool | None = None,  # a sitemap's links: its own sitemaps are read, its pages crawled with -r
+        self, source: str, links: Links, depth: int, parent: str | None = None, hop: int = 1, *, follow: bool = False,
+        from_network: bool = False, local: bool = False, seed: bool = False, sitemap: bool | None = None,
     ) -> None:
-        """Record the references of found links and hand their http(s) targets to the crawl state."""
-        fragments = self._rules.check_fragments(local)
-        found: list[Found] = []
-        for raw, resolved in links:
-            ref = _reference(source, raw)
-            route = self._route(resolved, from_network, follow)
-            if resolved is None or route.route is not Route.HTTP:
-                self._decide(raw, resolved, route, ref, fragments, local)
-                continue
-            url, key, fragment = resolved[:3]
-            fragment = fragment if fragments else None
-            self._ledger.refer(key, url, ref, fragment)
-            crawlable, host = self._http[key]
-            if sitemap is not None:
-                seed = raw.attribute != "sitemap" or raw.element == "robots" or sitemap
-            crawl = follow and crawlable and not raw.nofollow
-            found.append(Found(key, url, host, depth, crawl, fragment is not None, seed))
+        """The back edge: found links sorted (references kept, some decided now), the rest to the crawl state."""
+        found = self._sorter.sort(source, links, depth, follow=follow, from_network=from_network, local=local,
+                                  seed=seed, sitemap=sitemap)
         for claim in await self._state.add(found, parent, hop):
             self._fetcher.prepare(claim, self._scheduler.wake_host)
-
-    def _route(self, resolved: Resolved | None, from_network: bool, follow: bool) -> Triage:
-        """triage(), decided once per http(s) URL; the trap guard sees each URL that may be crawled."""
-        if resolved is not None and resolved.key in self._http:
-            return HTTP_LEAF
-        route = triage(resolved, from_network, self._rules, self._scope)
-        if resolved is not None and route.route is Route.HTTP:
-            crawlable = route.crawlable and self.settings.recursive and self._guard.admit(resolved.url)
-            self._http[resolved.key] = (crawlable, host_of(resolved.url))
-            if follow and route.reason:
-                self._caps.add("crawler-trap guard")
-        return route
-
-    def _decide(
-        self, raw: RawLink, resolved: Resolved | None, route: Triage, ref: Reference, fragments: bool, local: bool
-    ) -> None:
-        """A link that needs no request: its verdict now."""
-        if resolved is None:
-            self._ledger.decided("invalid:" + raw.text, raw.text, ref, route.status, route.reason)
-        elif route.route is Route.MAILTO:
-            self._ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
-        elif route.route is Route.FILE:
-            rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
-            self._check_file(resolved, ref, resolved.fragment if fragments else None, rooted)
-        else:
-            self._ledger.decided(resolved.key, resolved.url, ref, route.status, route.reason)
-
-    def _check_file(self, resolved: Resolved, ref: Reference, fragment: str | None, rooted: bool) -> None:
-        target = self._ledger.refer(resolved.key, resolved.url, ref, fragment)
-        if target.result is not None:
-            return
-        found = check_file(file_url_to_path(resolved.url), self.settings.index_files, self._rules.root_dir)
-        reason = found.reason
-        if rooted and not found.status.is_ok and self._rules.root_dir is None:
-            reason += " (a root-relative link: set --root-dir to the site's top folder)"
-        if found.status.is_ok and found.path is not None:
-            path = found.path
-            target.load_anchors = lambda: self._local_anchors(path)
-        self._ledger.checked(resolved.key, Result(resolved.url, found.status, None, reason))
-
-    def _local_anchors(self, path: str) -> Anchors | None:
-        """Anchors of a file on disk: from its extraction if it was an input, else read and parsed once."""
-        if path not in self._file_anchors:
-            kind = kind_for_path(path)
-            body = read_document(path, self.settings.max_body_size) if kind in (Kind.HTML, Kind.MARKDOWN) else None
-            anchors = None
-            if kind is not None and body is not None:
-                anchors = Anchors.of(extract(body, "", kind).anchors, markdown=kind is Kind.MARKDOWN)
-            self._file_anchors[path] = anchors
-        return self._file_anchors[path]
 
     def _page(self, url: str, key: str | None, links: int, followed: bool) -> None:
         self._pages.append((url, key, links, followed))
@@ -304,8 +226,12 @@ class Engine:
     def _report(self, elapsed: float) -> Report:
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
-        caps = self._caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of)
+        caps = self._sorter.caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
+        warnings = [*self._fetcher.warnings(), *self._warnings]
+        if self._state.refetched:
+            warnings.append(f"{self._state.refetched} URL(s) requested again: first checked as links, later needed"
+                            " as pages to crawl or for their anchors")
+        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]

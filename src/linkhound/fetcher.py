@@ -97,7 +97,14 @@ class Fetcher:
         if self._robots is None or claim.plan is not Plan.PAGE or claim.key in self.named:
             return None
         allowed, why = await self._robots.allowed(claim.url)
-        return None if allowed else Result(claim.url, Status.SKIPPED, None, why, depth=claim.depth)
+        if allowed:
+            return None
+        # RFC 9309 keeps us off a host whose robots.txt fails: the crawl asked for did not happen, a failure
+        status = Status.ERROR if self._robots.off_limits(claim.url) else Status.SKIPPED
+        return Result(claim.url, status, None, why, depth=claim.depth)
+
+    def warnings(self) -> list[str]:
+        return self._robots.warnings() if self._robots is not None else []
 
 
 def _result(claim: Claim, outcome: Outcome) -> Result:

@@ -136,10 +136,16 @@ class Ledger:
         return tuple(out)
 
     def report(
-        self, pages: tuple[Page, ...], elapsed: float, interrupted: bool, caps: tuple[str, ...], depth_of: DepthOf
+        self,
+        pages: tuple[Page, ...],
+        elapsed: float,
+        interrupted: bool,
+        caps: tuple[str, ...],
+        depth_of: DepthOf,
+        warnings: tuple[str, ...] = (),
     ) -> Report:
         results = self.results(depth_of)
-        return Report(results, summarize(results, len(pages), elapsed, interrupted, caps), pages)
+        return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 
 
 def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None = None) -> Result:

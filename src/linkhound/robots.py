@@ -52,6 +52,19 @@ class Robots:
             return True, ""
         return False, rules.reason or "disallowed by robots.txt"
 
+    def off_limits(self, url: str) -> bool:
+        """Whether url's whole host is off limits because its robots.txt failed (5xx or no answer)."""
+        future = self._rules.get(origin_of(url))
+        return future is not None and future.done() and future.result().disallow_all
+
+    def warnings(self) -> list[str]:
+        """One line per host whose robots.txt kept the crawl off it entirely."""
+        return [
+            f"{origin}/robots.txt: {f.result().reason}"
+            for origin, f in sorted(self._rules.items())
+            if f.done() and f.result().disallow_all
+        ]
+
     async def _fetch(self, origin: str, host: str) -> RobotsRules:
         self.fetched += 1
         try:

@@ -15,6 +15,7 @@ from .filters import AddressFilter
 from .hosts import load_host_config, parse_hosts
 from .options import CRAWLING, LINKS, LOCAL, OUTPUT, REQUESTS, coerce, option, option_fields, reference
 from .report import FORMATS
+from .traps import MAX_PATH_VARIANTS
 
 DEFAULT_ACCEPT = frozenset(range(200, 300))
 KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})  # what linkhound checks; --scheme picks among them
@@ -137,6 +138,9 @@ class Settings:
     include_crawl: tuple[str, ...] = option((), "crawl only pages matching REGEX", CRAWLING, metavar="REGEX")
     exclude_crawl: tuple[str, ...] = option((), "never crawl pages matching REGEX", CRAWLING, metavar="REGEX")
     robots: bool = option(True, "obey robots.txt and its Crawl-delay when crawling", CRAWLING)
+    max_path_variants: int = option(
+        MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
+        CRAWLING, metavar="N", at_least=1)
     # -- which links
     include: tuple[str, ...] = option((), "check only URLs matching REGEX; include wins over exclude", LINKS,
                                       metavar="REGEX")
@@ -237,6 +241,7 @@ class Settings:
     output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE")
     verbose: bool = option(False, "list successful links too", OUTPUT, short="-v")
     summary_only: bool = option(False, "print only the summary", OUTPUT)
+    all_referrers: bool = option(False, "list every page that uses a link (default: the first five)", OUTPUT)
     progress: bool = option(True, "a progress bar on a terminal", OUTPUT)
     # derived, filled by _validate()
     _compiled: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
