@@ -1,0 +1,104 @@
+"""Logic tests on the mock transport: no sockets, no sleeps. What linkhound asked for and what it concluded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import linkhound
+from linkhound import Status
+from linkhound.mock_transport import MockRequest, MockResponse, MockTransport
+from linkhound.transport import NetworkError
+
+HTML = {"Content-Type": "text/html"}
+
+
+def sent(transport: MockTransport) -> list[tuple[str, str]]:
+    return [(r.method, r.url.split("/", 3)[3]) for r in transport.requests]
+
+
+async def check(transport: MockTransport, *urls: str, **options: object) -> linkhound.Report:
+    return await linkhound.start(list(urls), transport=transport, retry_backoff=0, **options).report()
+
+
+async def test_a_leaf_is_checked_with_head_and_with_get_where_head_is_refused(tmp_path: Path) -> None:
+    def answer(r: MockRequest) -> MockResponse:
+        if r.url.endswith("/picky") and r.method == "HEAD":
+            return MockResponse(405)
+        return MockResponse(200, HTML, b"<p>ok</p>")
+
+    listing = tmp_path / "urls.txt"
+    listing.write_text("http://127.0.0.1:9/plain\nhttp://127.0.0.1:9/picky\n")
+    t = MockTransport(answer)
+    report = await check(t, str(listing))
+    assert report.summary.ok == 2
+    assert sorted(sent(t)) == [("GET", "picky"), ("HEAD", "picky"), ("HEAD", "plain")]
+
+
+async def test_retries_transient_failures_then_reports_the_last() -> None:
+    answers = iter([MockResponse(503), MockResponse(502), MockResponse(200, HTML, b"ok")])
+    t = MockTransport(lambda r: next(answers))
+    report = await check(t, "http://127.0.0.1:9/flaky", max_retries=2)
+    assert [r.status for r in report.results] == [Status.OK]
+    assert sent(t) == [("GET", "flaky")] * 3  # an input is fetched with GET; two retries
+
+
+async def test_retry_after_zero_is_obeyed_without_waiting_and_a_lasting_429_is_rate_limited() -> None:
+    t = MockTransport(lambda r: MockResponse(429, {"Retry-After": "0"}))
+    report = await check(t, "http://127.0.0.1:9/busy", max_retries=3)
+    assert [r.status for r in report.results] == [Status.RATE_LIMITED]
+    assert len(t.requests) == 4
+
+
+async def test_network_errors_are_results_and_only_transient_ones_are_retried() -> None:
+    def answer(r: MockRequest) -> MockResponse:
+        if r.url.endswith("/reset"):
+            raise NetworkError("connection reset", transient=True)
+        raise NetworkError("connection failed: refused", transient=False)
+
+    t = MockTransport(answer)
+    report = await check(t, "http://127.0.0.1:9/reset", "http://127.0.0.1:9/refused", max_retries=1)
+    reasons = {r.url.rsplit("/", 1)[1]: (r.status, r.reason) for r in report.results}
+    assert reasons == {"reset": (Status.ERROR, "connection reset"),
+                       "refused": (Status.ERROR, "connection failed: refused")}
+    assert sorted(sent(t)) == [("GET", "refused"), ("GET", "reset"), ("GET", "reset")]
+
+
+async def test_redirect_chain_is_recorded_and_a_redirect_to_file_is_refused() -> None:
+    routes = {
+        "/a": MockResponse(301, {"Location": "/b"}),
+        "/b": MockResponse(302, {"Location": "http://127.0.0.2:9/c"}),
+        "/c": MockResponse(200, HTML, b"<p>end</p>"),
+        "/evil": MockResponse(302, {"Location": "file:///etc/passwd"}),
+    }
+    t = MockTransport(lambda r: routes["/" + r.url.split("/", 3)[3]])
+    report = await check(t, "http://127.0.0.1:9/a", "http://127.0.0.1:9/evil")
+    by_url = {r.url.rsplit("/", 1)[1]: r for r in report.results}
+    assert by_url["a"].status is Status.OK
+    assert by_url["a"].redirects == ("http://127.0.0.1:9/b", "http://127.0.0.2:9/c")
+    assert by_url["evil"].status is Status.ERROR
+    assert by_url["evil"].reason == "redirect to a file: URL refused"
+    assert all(not r.url.startswith("file:") for r in t.requests)
+
+
+async def test_a_page_first_met_as_a_leaf_is_crawled_when_a_page_links_it(tmp_path: Path) -> None:
+    """Plan raising, in one process and with no server: /a is first a link in a URL list (HEAD), then the
+    crawl reaches it from / and it must be fetched with GET and its links followed."""
+    pages = {
+        "/": b'<a href="/slow">s</a>',
+        "/slow": b'<a href="/a">a</a>',
+        "/a": b'<a href="/missing">m</a>',
+    }
+
+    def answer(r: MockRequest) -> MockResponse:
+        path = "/" + r.url.split("/", 3)[3]
+        body = pages.get(path)
+        return MockResponse(200, HTML, body) if body is not None else MockResponse(404)
+
+    listing = tmp_path / "urls.txt"
+    listing.write_text("http://127.0.0.1:9/a\n")
+    t = MockTransport(answer)
+    report = await check(t, str(listing), "http://127.0.0.1:9/", recursive=True, robots=False, max_concurrency=1)
+    assert [r.url for r in report.broken] == ["http://127.0.0.1:9/missing"]
+    assert ("GET", "a") in sent(t)
+    assert {p.url.rsplit("/", 1)[1]: p.depth for p in report.pages if p.url.startswith("http")} == {
+        "": 0, "slow": 1, "a": 1}  # /a: a link in the list (depth 1), shorter than / -> /slow -> /a
