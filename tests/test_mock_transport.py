@@ -102,3 +102,21 @@ async def test_a_page_first_met_as_a_leaf_is_crawled_when_a_page_links_it(tmp_pa
     assert ("GET", "a") in sent(t)
     assert {p.url.rsplit("/", 1)[1]: p.depth for p in report.pages if p.url.startswith("http")} == {
         "": 0, "slow": 1, "a": 1}  # /a: a link in the list (depth 1), shorter than / -> /slow -> /a
+
+
+async def test_a_redirect_from_a_page_to_a_known_leaf_crawls_it_in_either_order() -> None:
+    """/old (a page) redirects to /page, which is also an <img src> somewhere: /page is crawled either way."""
+    for home in (b'<img src="/page"><a href="/old">o</a>', b'<a href="/old">o</a><a href="/later">l</a>'):
+        pages = {"/": home, "/later": b'<img src="/page">', "/page": b'<a href="/missing">m</a>'}
+
+        def answer(r: MockRequest, pages: dict[str, bytes] = pages) -> MockResponse:
+            path = "/" + r.url.split("/", 3)[3]
+            if path == "/old":
+                return MockResponse(301, {"Location": "/page"})
+            body = pages.get(path)
+            return MockResponse(200, HTML, body) if body is not None else MockResponse(404)
+
+        for concurrency in (1, 8):
+            t = MockTransport(answer)
+            report = await check(t, "http://127.0.0.1:9/", recursive=True, robots=False, max_concurrency=concurrency)
+            assert [r.url for r in report.broken] == ["http://127.0.0.1:9/missing"], (home, concurrency, sent(t))

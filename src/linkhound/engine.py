@@ -109,7 +109,7 @@ class Engine:
             fetched = await self._fetcher.fetch(claim)
             if fetched.page is not None and fetched.result.reason == BODY_CUT:
                 self._warnings.append(f"{claim.url}: {BODY_CUT}: links and anchors after it were not read")
-            if fetched.page is not None and claim.plan is Plan.PAGE:
+            if fetched.final and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
             self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
             return fetched.served
@@ -188,17 +188,21 @@ class Engine:
             self._page(inp.location, None, n, followed=False)  # the links read, all of them unless stopped
 
     async def _follow(self, claim: Claim, fetched: Fetched) -> None:
-        page = fetched.page
-        assert page is not None
-        key, final = claim.key, fetched.final
+        page, key, final = fetched.page, claim.key, fetched.final
         if final != claim.url:
             if not self._sorter.scope.contains(final):
                 return  # redirected out of scope: its links are not ours to check
             key = canonical_key(final)
-            if not await self._state.adopt(Found(key, final, host_of(final), claim.depth, True)):
+            end = Found(key, final, host_of(final), claim.depth, self.settings.recursive)
+            if page is None:  # the end is known, so only its status was asked: it is crawled on its own
+                await self._state_add([end])
+                return
+            if not await self._state.adopt(end):
                 return  # a page known on its own: crawled once, for itself
             adopted = dataclasses.replace(fetched.result, url=final, redirects=())
             self._ledger.adopt(key, final, adopted, fetched.anchors)
+        if page is None:
+            return
         follow = self.settings.recursive and not fetched.nofollow
         hop = 0 if page.kind is Kind.SITEMAP else 1
         depth = self._state.depth(key)
@@ -214,6 +218,9 @@ class Engine:
         """The back edge: found links sorted (references kept, some decided now), the rest to the crawl state."""
         found = self._sorter.sort(source, links, depth, follow=follow, from_network=from_network, local=local,
                                   seed=seed, sitemap=sitemap)
+        await self._state_add(found, parent, hop)
+
+    async def _state_add(self, found: list[Found], parent: str | None = None, hop: int = 1) -> None:
         for claim in await self._state.add(found, parent, hop):
             self._fetcher.prepare(claim, self._scheduler.wake_host)
 

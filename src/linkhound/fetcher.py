@@ -30,7 +30,7 @@ class Fetched(NamedTuple):
     served: Plan  # the plans this answer satisfies: a failure or a non-HTML answer satisfies them all
     page: ParsedPage | None = None  # the parsed body, when the plan asked for it
     anchors: Anchors | None = None
-    final: str = ""  # the URL the body came from, after redirects
+    final: str = ""  # where a good answer came from, after redirects ("" for failures and non-documents)
     nofollow: bool = False  # <meta name=robots content=nofollow> or X-Robots-Tag: nofollow
 
 
@@ -84,7 +84,7 @@ class Fetcher:
         if response.content_type not in PARSABLE:
             return Fetched(result, Plan.PAGE)  # nothing in it to crawl or to find anchors in
         if response.body is None:  # HEAD; or a redirect to a page fetched on its own, asked with HEAD
-            return Fetched(result, Plan.CHECK if claim.plan is Plan.CHECK else Plan.PAGE)
+            return Fetched(result, Plan.CHECK if claim.plan is Plan.CHECK else Plan.PAGE, final=response.url)
         page = await self._parser.parse(response.body, response.url, response.content_type)
         if page is None:
             return Fetched(result, Plan.PAGE)
