@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -199,3 +200,27 @@ async def test_first_sigint_prints_partial_report_second_exits(site: Site) -> No
     proc.send_signal(signal.SIGINT)
     await asyncio.wait_for(proc.communicate(), 10)
     assert proc.returncode == 130
+
+
+async def test_sigterm_writes_the_report_of_what_was_checked(site: Site) -> None:
+    """timeout, docker stop and cancelled CI jobs send SIGTERM: no new work, in-flight requests get a short grace
+    (a 20 s request is cancelled, not waited for), the partial report is written, exit code 143."""
+    site.page("/", html("/hang", *[f"/p{i}" for i in range(30)], "/missing"))  # /hang is taken first
+    for i in range(30):
+        site.slow(f"/p{i}", 0.3 + 0.05 * i, html("/"))
+    site.slow("/hang", 20.0)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "-r", "--host-concurrency", "3", "--format", "json",
+        "--timeout", "30", site.url("/"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    while site.hits("/p1") == 0:
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(proc.communicate(), 20)  # well under the 20 s request: it was cancelled
+    assert proc.returncode == 143, err
+    assert b"SIGTERM" in err
+    report = json.loads(out)
+    assert report["summary"]["interrupted"] is True
+    assert report["results"]  # what was checked before the signal is there
+    assert site.hits("/p29") == 0  # no new work after SIGTERM
