@@ -13,6 +13,7 @@ from aiohttp import web
 import linkhound
 import linkhound.engine
 from linkhound.traps import TrapGuard
+from linkhound.urls import looks_like_trap
 from server import Site, html
 
 H = "http://h.test"
@@ -138,3 +139,19 @@ async def test_a_crawl_through_traps_ends_and_crawls_the_rest(site: Site, monkey
            not in crawled]
     assert cut and all(r.status is linkhound.Status.OK for r in cut)
     assert report.summary.success
+
+
+@pytest.mark.parametrize(
+    ("path", "trap"),
+    [
+        ("/a/b/c/", False),
+        ("/docs/2024/01/02/post.html", False),
+        ("/x/x/x/", False),  # three times is still a site
+        ("/x/x/x/x/", True),  # relative links that nest into themselves
+        ("/a/b/a/b/a/b/a/b/", True),
+        ("/" + "/".join(f"s{n}" for n in range(41)) + "/", True),  # deeper than 40 segments
+        ("/long?" + "q" * 2048, True),  # longer than 2048 characters
+    ],
+)
+def test_looks_like_trap(path: str, trap: bool) -> None:
+    assert looks_like_trap(H + path) is trap
