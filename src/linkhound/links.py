@@ -18,6 +18,7 @@ from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_f
 # at once; 20,000 cost no CPU against 200,000 on the 10k-page bench and kept the parse worker ~15 MB smaller.
 _CACHE_MAX = 20_000
 _MISS = object()
+_NOT_LOCAL = "not-local:"  # key prefix of a file: URL found outside local documents (web pages, URL inputs)
 
 
 class Resolved(NamedTuple):
@@ -99,7 +100,7 @@ class LinkRules:
 
         def resolve_link(text: str) -> Resolved | None:
             if text.startswith(("http://", "https://")):
-                ck = text
+                ck = text if not local else "L\0" + text  # a --remap to file: must not share a key across them
             elif text.startswith("/") and not text.startswith("//"):
                 ck = f"{flag}{origin}\0{text}"
             elif not text or text[0] in "?#":
@@ -120,7 +121,13 @@ class LinkRules:
         if url is None:
             return None
         target, fragment = split_fragment(url)
-        return Resolved(target, canonical_key(target), fragment, scheme_of(target))
+        scheme = scheme_of(target)
+        key = canonical_key(target)
+        if scheme == "file" and not local:
+            # Not a local document's link: its own target, so a web page's verdict (skipped) and a local file's
+            # (checked on disk) never end up on one result, whichever is found first (invariant 10).
+            key = _NOT_LOCAL + key
+        return Resolved(target, key, fragment, scheme)
 
     def skip(self, url: str, scheme: str) -> tuple[Status, str] | None:
         """Why a link is not checked, or None to check it. Include patterns win over exclude patterns."""
