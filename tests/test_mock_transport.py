@@ -120,3 +120,31 @@ async def test_a_redirect_from_a_page_to_a_known_leaf_crawls_it_in_either_order(
             t = MockTransport(answer)
             report = await check(t, "http://127.0.0.1:9/", recursive=True, robots=False, max_concurrency=concurrency)
             assert [r.url for r in report.broken] == ["http://127.0.0.1:9/missing"], (home, concurrency, sent(t))
+
+
+async def test_a_redirect_to_a_url_checked_on_its_own_reuses_its_result() -> None:
+    """No second request for a redirect's end that the run checks anyway (fetched, queued or in flight): the
+    redirect takes its result. Two redirects that end at each other are a loop, not a silent loss."""
+    pages = {
+        "/": b'<a href="/docs/a">a</a><a href="/old/a">o</a><a href="/old/gone">g</a><a href="/docs/gone">d</a>'
+             b'<a href="/x">x</a><a href="/y">y</a>',
+        "/docs/a": b"<p>a</p>",
+    }
+    moves = {"/old/a": "/docs/a", "/old/gone": "/docs/gone", "/x": "/y", "/y": "/x"}
+
+    def answer(r: MockRequest) -> MockResponse:
+        path = "/" + r.url.split("/", 3)[3]
+        if path in moves:
+            return MockResponse(301, {"Location": moves[path]})
+        body = pages.get(path)
+        return MockResponse(200, HTML, body) if body is not None else MockResponse(404)
+
+    for concurrency in (1, 16):
+        t = MockTransport(answer)
+        report = await check(t, "http://127.0.0.1:9/", recursive=True, robots=False, max_concurrency=concurrency)
+        assert sorted(path for _, path in sent(t)) == sorted(["", "docs/a", "old/a", "old/gone", "docs/gone", "x", "y"])
+        by_path = {r.url.split("/", 3)[3]: r for r in report.results}
+        assert by_path["old/a"].status is Status.OK
+        assert by_path["old/a"].redirects == ("http://127.0.0.1:9/docs/a",)
+        assert by_path["old/gone"].status is Status.BROKEN and by_path["old/gone"].code == 404
+        assert {by_path["x"].reason, by_path["y"].reason} == {"redirect loop"}

@@ -35,9 +35,10 @@ async def test_token_bucket_spaces_requests(site: Site) -> None:
     await linkhound.check([site.url("/")], host_rate=10.0, host_burst=2)
     times = sorted(r.at for r in site.requests)
     t0 = times[0]
-    # 11 requests at 10/s with a bucket of 2: request k may not start before (k - 1) / 10 s
+    # 11 requests at 10/s with a bucket of 2: request k may not start before (k - 1) / 10 s. Arrival times
+    # jitter on a loaded machine (the first request may arrive late): 50 ms of slack, against 1 s in all
     for k, t in enumerate(times):
-        assert t - t0 >= (k - 1) / 10.0 - 0.02, (k, t - t0)
+        assert t - t0 >= (k - 1) / 10.0 - 0.05, (k, t - t0)
     assert times[-1] - t0 >= 0.85
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import NamedTuple
 
-from .client import Headers, HttpClient, NetworkError, RedirectError, Response
+from .client import Headers, HttpClient, KnownTarget, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import Settings, StatusRule
@@ -35,6 +35,7 @@ class Outcome(NamedTuple):
     redirects: tuple[str, ...]
     elapsed: float
     response: Response | None = None
+    same_as: str = ""  # a redirect reached this URL, checked on its own: its result is this one's
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +62,14 @@ class HttpChecker:
         self._pool = pool
         self._policy = policy
 
-    async def check(self, url: str, method: str, want_body: Callable[[str], bool], host: str = "") -> Outcome:
+    async def check(
+        self,
+        url: str,
+        method: str,
+        want_body: Callable[[str], bool],
+        host: str = "",
+        known: Callable[[str], bool] | None = None,
+    ) -> Outcome:
         """Check url with method ("GET" or "HEAD"); the caller holds the slot of its host (host_of(url))."""
         policy = self._policy
         accept = policy.accepted(url) if policy.status_rules else policy.accept
@@ -71,7 +79,7 @@ class HttpChecker:
         while True:
             t0 = time.monotonic()
             try:
-                resp = await self._client.fetch(url, method, want_body)
+                resp = await self._client.fetch(url, method, want_body, known)
             except TimeoutError:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if attempt < policy.max_retries:
@@ -79,6 +87,8 @@ class HttpChecker:
                     await asyncio.sleep(self._backoff(attempt))
                     continue
                 return Outcome(Status.TIMEOUT, None, "timed out", (), time.monotonic() - started)
+            except KnownTarget as e:
+                return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url)
             except RedirectError as e:
                 return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
             except AddressExcluded as e:  # --exclude-private and friends: never connected

@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from multidict import CIMultiDict
 
 AUTO_BACKEND = "reqwest"  # what auto means where both stacks can do the job
-__all__ = ["ClientOptions", "Headers", "HttpClient", "NetworkError", "RedirectError", "Response", "Transport"]
+__all__ = [
+    "ClientOptions", "Headers", "HttpClient", "KnownTarget", "NetworkError", "RedirectError", "Response", "Transport"
+]
 
 
 class RedirectError(Exception):
@@ -35,6 +37,15 @@ class RedirectError(Exception):
 
     def __init__(self, reason: str, chain: tuple[str, ...]) -> None:
         super().__init__(reason)
+        self.chain = chain
+
+
+class KnownTarget(Exception):
+    """A redirect reached a URL the run checks on its own: that result is reused, not asked for again."""
+
+    def __init__(self, url: str, chain: tuple[str, ...]) -> None:
+        super().__init__(url)
+        self.url = url
         self.chain = chain
 
 
@@ -65,10 +76,8 @@ class HttpClient:
     """The run's HTTP client: one transport for the whole run (connection pooling, keep-alive)."""
 
     def __init__(
-        self, options: ClientOptions, transport: Transport | None = None, known: Callable[[str], bool] | None = None
-    ) -> None:
+        self, options: ClientOptions, transport: Transport | None = None) -> None:
         self._options = options
-        self._known = known  # URLs checked on their own: a redirect to one needn't fetch its body again
         self._cookies = Cookies(options.cookie_jar)
         self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in CREDENTIAL_HEADERS}
         # HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once per run (a lookup per request otherwise)
@@ -90,12 +99,15 @@ class HttpClient:
         await self._transport.close()
         self._cookies.save()
 
-    async def fetch(self, url: str, method: str, want_body: Callable[[str], bool]) -> Response:
+    async def fetch(
+        self, url: str, method: str, want_body: Callable[[str], bool], known: Callable[[str], bool] | None = None
+    ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
         want_body(content_type) decides, once the final headers are in, whether to read the body.
         Raises NetworkError, TimeoutError, RedirectError, or AddressExcluded when a hop's host is or
         resolves to an excluded address. Credentials are chosen for each hop by its own URL (see _headers_for).
+        A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
         """
         chain: list[str] = []
         seen = {url}
@@ -125,8 +137,8 @@ class HttpClient:
             seen.add(target)
             if status == 303 and method != "HEAD":
                 method = "GET"
-            if method == "GET" and self._known is not None and self._known(target):
-                method = "HEAD"  # that page is fetched (or was) for itself: this hop only needs its status
+            if known is not None and known(target):
+                raise KnownTarget(target, tuple(chain))
             current = target
 
     async def _request(self, method: str, url: str, origin: str, chain: tuple[str, ...]) -> Hop:

@@ -55,13 +55,13 @@ class Engine:
         limits = Limits(s.max_depth, s.max_pages)
         self._state: CrawlState = state(limits, lambda host: self._scheduler.host_ready(host))
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
-        known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        self._client = HttpClient(client_options(s), transport, known)
+        self._client = HttpClient(client_options(s), transport)
         checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method)
+        known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known)
         self._ledger = Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
@@ -109,9 +109,12 @@ class Engine:
             fetched = await self._fetcher.fetch(claim)
             if fetched.page is not None and fetched.result.reason == BODY_CUT:
                 self._warnings.append(f"{claim.url}: {BODY_CUT}: links and anchors after it were not read")
-            if fetched.final and claim.plan is Plan.PAGE:
+            if fetched.same_as:
+                await self._same_as(claim, fetched)
+            elif fetched.final and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
-            self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
+            if not fetched.same_as:
+                self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
             return fetched.served
         except Exception as e:  # a bug must not end the run: the link gets an error result
             self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
@@ -210,6 +213,16 @@ class Engine:
         sitemap = self.settings.recursive if hop == 0 else None
         await self._add(final, page.links, (claim.depth if depth is None else depth) + hop, follow=follow,
                         from_network=True, parent=key, hop=hop, sitemap=sitemap)
+
+    async def _same_as(self, claim: Claim, fetched: Fetched) -> None:
+        """A redirect reached a URL checked on its own (invariant 1: no second request): its result, when it has
+        one, is this one's. The plan this claim had passes on to it (a page's redirect crawls the end)."""
+        end = fetched.same_as
+        key = canonical_key(end)
+        crawl = claim.plan is Plan.PAGE and self.settings.recursive and self._sorter.scope.contains(end)
+        await self._state_add([Found(key, end, host_of(end), claim.depth, crawl, claim.plan >= Plan.BODY)],
+                              claim.key, hop=0)
+        self._ledger.same_as(claim.key, key, fetched.result)
 
     async def _add(
         self, source: str, links: Links, depth: int, parent: str | None = None, hop: int = 1, *, follow: bool = False,

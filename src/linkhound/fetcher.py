@@ -32,12 +32,20 @@ class Fetched(NamedTuple):
     anchors: Anchors | None = None
     final: str = ""  # where a good answer came from, after redirects ("" for failures and non-documents)
     nofollow: bool = False  # <meta name=robots content=nofollow> or X-Robots-Tag: nofollow
+    same_as: str = ""  # a redirect reached this URL, checked on its own: its result is this one's
 
 
 class Fetcher:
     def __init__(
-        self, checker: HttpChecker, parser: PageParser, pool: HostPool, robots: Robots | None, method: str
+        self,
+        checker: HttpChecker,
+        parser: PageParser,
+        pool: HostPool,
+        robots: Robots | None,
+        method: str,
+        known: Callable[[str], bool] | None = None,  # URLs the run checks on its own: a redirect to one reuses it
     ) -> None:
+        self._known = known
         self._checker = checker
         self._parser = parser
         self._pool = pool
@@ -76,8 +84,11 @@ class Fetcher:
             return Fetched(refusal, Plan.PAGE)
         want = claim.plan >= Plan.BODY
         method = "GET" if want or self._get_leaves else "HEAD"
-        outcome = await self._checker.check(claim.url, method, lambda ctype: want and ctype in PARSABLE, claim.host)
+        wanted = lambda ctype: want and ctype in PARSABLE  # noqa: E731
+        outcome = await self._checker.check(claim.url, method, wanted, claim.host, self._known)
         result = _result(claim, outcome)
+        if outcome.same_as:
+            return Fetched(result, Plan.PAGE, same_as=outcome.same_as)
         response = outcome.response
         if response is None or outcome.status is not Status.OK:
             return Fetched(result, Plan.PAGE)  # a failure is final, whatever the plan

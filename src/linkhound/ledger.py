@@ -15,7 +15,9 @@ DepthOf = Callable[[str], "int | None"]
 class Target:
     """One unique target (canonical key): who links to it, and what came of it."""
 
-    __slots__ = ("key", "url", "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments")
+    __slots__ = (
+        "key", "url", "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
+    )
 
     def __init__(self, key: str, url: str) -> None:
         self.key = key
@@ -26,6 +28,7 @@ class Target:
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
         self.broken_fragments: dict[str, Result] = {}
+        self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
 
 
 class Ledger:
@@ -72,6 +75,33 @@ class Ledger:
         target.anchors = anchors
         self.checked(key, result)
 
+    def same_as(self, key: str, end: str, redirect: Result) -> None:
+        """key redirects to end, which is checked on its own: end's result, with redirect's chain, is key's."""
+        target = self._targets[key]
+        ending = self._targets.get(end)
+        if ending is None:
+            ending = self._targets[end] = Target(end, redirect.redirects[-1] if redirect.redirects else end)
+        if ending.result is not None:
+            self._pass_on(ending, target, redirect)
+        else:
+            ending.same_as = [*(ending.same_as or ()), (target, redirect)]
+
+    def _settle_loops(self) -> None:
+        """Redirects still waiting for the result of their end when the run is over go round in a circle
+        (a -> b, b -> a, each checked on its own): say so."""
+        for ending in [t for t in self._targets.values() if t.same_as and t.result is None]:
+            for waiting, redirect in ending.same_as or ():
+                if waiting.result is None:
+                    loop = Result(waiting.url, Status.ERROR, None, "redirect loop", redirect.redirects)
+                    self.checked(waiting.key, loop)
+
+    def _pass_on(self, ending: Target, target: Target, redirect: Result) -> None:
+        r = ending.result
+        assert r is not None
+        result = Result(target.url, r.status, r.code, r.reason, redirect.redirects + r.redirects, redirect.elapsed,
+                        redirect.depth, r.content_type)
+        self.checked(target.key, result, ending.anchors)
+
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
         """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
         target = self._targets[key]
@@ -85,6 +115,9 @@ class Ledger:
                 self._emit(_with_refs(result, self._all_refs(target)))
         for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
+        waiting_here, target.same_as = target.same_as, None  # passed on once (a circle of redirects ends here)
+        for waiting, redirect in waiting_here or ():
+            self._pass_on(target, waiting, redirect)
 
     def _check_fragment(self, target: Target, fragment: str) -> None:
         result = target.result
@@ -144,6 +177,8 @@ class Ledger:
         depth_of: DepthOf,
         warnings: tuple[str, ...] = (),
     ) -> Report:
+        if not interrupted:
+            self._settle_loops()
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 
