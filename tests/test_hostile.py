@@ -129,3 +129,7 @@ async def test_an_endless_body_is_cut_or_dropped_never_drained(site: Site) -> No
     got = {r.url.rsplit("/", 1)[1]: r for r in report.results}
     assert got["endless.html"].status is Status.OK and got["endless.html"].reason == "body cut at --max-body-size"
     assert got["endless.png"].status is Status.OK and got["endless.png"].reason == "OK"
+    # the page's later links were never read: the summary says so, in every format
+    assert [w for w in report.summary.warnings if "body cut" in w] == [
+        f"{site.url('/endless.html')}: body cut at --max-body-size; links and anchors after it not read"
+    ]

@@ -65,7 +65,7 @@ class Engine:
         self._ledger = Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
-        self._warnings: list[str] = []  # run-level messages for every report format
+        self._cut: list[str] = []  # pages cut at --max-body-size
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -107,14 +107,14 @@ class Engine:
     async def _visit(self, claim: Claim) -> Plan:
         try:
             fetched = await self._fetcher.fetch(claim)
-            if fetched.page is not None and fetched.result.reason == BODY_CUT:
-                self._warnings.append(f"{claim.url}: {BODY_CUT}: links and anchors after it were not read")
             if fetched.same_as:
-                await self._same_as(claim, fetched)
-            elif fetched.final and claim.plan is Plan.PAGE:
+                await self._same_as(claim, fetched)  # its result is that of the URL its redirect reached
+                return fetched.served
+            if fetched.page is not None and fetched.result.reason == BODY_CUT:
+                self._cut.append(claim.url)
+            if fetched.final and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
-            if not fetched.same_as:
-                self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
+            self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
             return fetched.served
         except Exception as e:  # a bug must not end the run: the link gets an error result
             self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
@@ -247,7 +247,10 @@ class Engine:
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps = self._sorter.caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
-        warnings = [*self._fetcher.warnings(), *self._warnings]
+        warnings = self._fetcher.warnings()
+        if self._cut:
+            more = f" (and {len(self._cut) - 3} more)" if len(self._cut) > 3 else ""
+            warnings.append(f"{', '.join(self._cut[:3])}{more}: {BODY_CUT}; links and anchors after it not read")
         if self._state.refetched:
             warnings.append(f"{self._state.refetched} URL(s) requested again: first checked as links, later needed"
                             " as pages to crawl or for their anchors")
