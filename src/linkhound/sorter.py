@@ -20,7 +20,7 @@ from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
-_ROOTLESS = "rootless:"  # its own key: the same file reached by a relative path may well be fine
+_ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
 
 
 def reference(source: str, raw: RawLink) -> Reference:
@@ -95,7 +95,7 @@ class LinkSorter:
             fragment = resolved.fragment if fragments else None
             if local and self._rules.root_dir is None and raw.text.startswith("/") and not raw.text.startswith("//"):
                 # "/x" means the top of the site, which only --root-dir says: never this machine's root folder
-                ledger.decided(_ROOTLESS + resolved.key, resolved.url, ref, Status.BROKEN, ROOTLESS)
+                ledger.decided(_ROOTLESS_KEY + resolved.key, resolved.url, ref, Status.BROKEN, ROOTLESS)
                 return
             why = self.files.no_index(resolved.url, fragment) if fragment is not None else None
             if why is not None:  # nothing to look for the fragment in: its own verdict, the directory's is fine
