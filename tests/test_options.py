@@ -49,7 +49,7 @@ def test_every_existing_flag_spelling_is_kept() -> None:
     dest = {s: a.dest for a in build_parser()._actions for s in a.option_strings}
     shorts = {s: d for s, d in dest.items() if not s.startswith("--")}
     assert shorts == {"-h": "help", "-V": "version", "-r": "recursive", "-f": "format", "-o": "output",
-                      "-v": "verbose", "-H": "header"}
+                      "-v": "verbose", "-H": "header", "-q": "quiet"}
     for flag in ("--max-depth", "--no-robots", "--exclude-all-private", "--no-gitignore", "--scheme",
                  "--index-files", "--accept-for", "--basic-auth", "--http-client", "--summary-only",
                  "--no-progress", "--files-from", "--config", "--no-config", "--print-config", "--version"):

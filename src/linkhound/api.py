@@ -4,7 +4,7 @@ hands back a Run to watch, stop and await."""
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .exceptions import UsageError
@@ -15,6 +15,7 @@ from .types import Event
 
 if TYPE_CHECKING:
     from .config import Config
+    from .dump import Planned
     from .inputs import Input
     from .run import EventSink, Run
     from .transport import Transport
@@ -76,18 +77,40 @@ def start(
     config: ConfigArg = None,
     on_event: EventSink | None = None,
     transport: Transport | None = None,
+    named_in: str = "",
     **options: Any,
 ) -> Run:
     """A Run of inputs, ready to await: `report = await run.report()`; meanwhile `run.stop()`, `run.known()`,
     `run.host_stats()`. on_event sees each Result and Page as it happens; transport replaces the HTTP stack (a
-    `linkhound.mock_transport.MockTransport` in tests). Bad options or inputs raise UsageError here, before
-    anything is requested."""
+    `linkhound.mock_transport.MockTransport` in tests); named_in says where inputs were named, as reports show
+    it ("command line"; files_from entries are named by file and line). Bad options or inputs raise UsageError
+    here, before anything is requested."""
     from .engine import Engine  # aiohttp loads on first use, so `import linkhound` stays quick
     from .run import Run
 
     cfg = _config(config)
     s = _settings(settings, cfg, options)
-    return Run(Engine(s, on_event, transport), _inputs(*_what(inputs, files_from, cfg), s))
+    return Run(Engine(s, on_event, transport), _inputs(*_what(inputs, files_from, cfg), s, named_in))
+
+
+def preview(
+    inputs: InputsArg,
+    settings: Settings | None = None,
+    *,
+    files_from: str | None = None,
+    config: ConfigArg = None,
+    named_in: str = "",
+    **options: Any,
+) -> tuple[list[Input], Iterator[Planned]]:
+    """What a run of inputs would read and check, without a request: the inputs (documents and URLs, in order)
+    and the links of the local ones, each with where it is (`linkhound --dump-inputs`, `--dump`). URL inputs
+    are listed as links, not fetched; nothing is crawled."""
+    from .dump import planned
+
+    cfg = _config(config)
+    s = _settings(settings, cfg, options)
+    read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
+    return read, planned(read, s)
 
 
 async def crawl(
@@ -158,10 +181,10 @@ def _input_list(inputs: InputsArg) -> list[str]:
     return out
 
 
-def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings) -> list[Input]:
-    from .inputs import collect, read_files_from
+def _inputs(inputs: Sequence[str], files_from: str | None, s: Settings, named_in: str = "") -> list[Input]:
+    from .inputs import Named, collect, read_files_from
 
-    args = list(inputs) + (read_files_from(files_from) if files_from else [])
+    args = [Named(i, named_in) for i in inputs] + (read_files_from(files_from) if files_from else [])
     if not args:
         raise UsageError("no inputs: give URLs, files, directories or globs")
     return collect(args, hidden=s.hidden, gitignore=s.gitignore, exclude_path=s.patterns("exclude_path"))

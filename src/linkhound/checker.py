@@ -45,10 +45,11 @@ class CheckPolicy:
     retry_backoff: float
     max_retry_wait: float
     status_rules: tuple[StatusRule, ...] = ()  # --accept-for / [[status]]: more codes for some URLs
+    timeout: float | None = None  # seconds per request, named in the reason of a timeout
 
     @classmethod
     def from_settings(cls, s: Settings) -> CheckPolicy:
-        return cls(s.accept, s.max_retries, s.retry_backoff, s.max_retry_wait, s.status_rules)
+        return cls(s.accept, s.max_retries, s.retry_backoff, s.max_retry_wait, s.status_rules, s.timeout)
 
     def accepted(self, url: str) -> frozenset[int]:
         """The accepted codes for url: --accept plus those of every status rule that finds it."""
@@ -86,7 +87,7 @@ class HttpChecker:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt))
                     continue
-                return Outcome(Status.TIMEOUT, None, "timed out", (), time.monotonic() - started)
+                return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), (), time.monotonic() - started)
             except KnownTarget as e:
                 return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url)
             except RedirectError as e:
@@ -130,6 +131,9 @@ class HttpChecker:
             status, reason = Status.BLOCKED, blocked
         elif code == 429:
             status = Status.RATE_LIMITED
+            wait = parse_retry_after(resp.headers.get("Retry-After"))
+            if wait is not None:  # how long the server asked for: whether a slower run would get through
+                reason += f" (Retry-After {wait:.0f} s)"
         else:
             status = Status.BROKEN
         if resp.truncated and status is Status.OK:
@@ -185,6 +189,11 @@ def rate_limit_reset(headers: Headers, code: int) -> float | None:
     if reset > 86400:
         reset -= time.time()
     return max(0.0, reset)
+
+
+def timed_out(seconds: float | None) -> str:
+    """A timeout's reason: "timed out after 20 s"."""
+    return "timed out" if seconds is None else f"timed out after {seconds:g} s"
 
 
 def _reason(code: int) -> str:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
-from . import HostStats, Result, Run, Settings, Status
+from . import HostStats, Report, Result, Run, Settings, Status
 from .options import GROUPS, OptionField, option_fields
 from .progress import Progress
 from .report import Reporter
@@ -44,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     a = p.add_argument
     a("inputs", nargs="*", metavar="INPUT", help="URL, file, directory, quoted glob ('docs/**/*.md'), or - for stdin")
     a("--files-from", metavar="FILE", help="read more inputs from FILE, one per line (- for stdin)")
+    a("--dump", action="store_true",
+      help="print the links that would be checked, each with where it is, and check nothing (URL inputs are "
+      "listed, not fetched)")
+    a("--dump-inputs", action="store_true", help="print the documents and URLs that would be read, and check nothing")
     a("-V", "--version", action="version", version=f"linkhound {__version__}")
 
     g = p.add_argument_group("config")
@@ -123,14 +127,18 @@ def _main(ns: argparse.Namespace) -> int:
     if ns.print_config:
         sys.stdout.write(render(settings, config, args, files_from))
         return EXIT_OK
+    named_in = "command line" if named else "config file"
+    if ns.dump or ns.dump_inputs:
+        return _dump(args, settings, files_from, named_in, inputs_only=ns.dump_inputs)
     reporter = reporter_for(
         settings.format,
-        color=_use_color(settings.output),
+        color=_use_color(settings, sys.stdout) if settings.output is None else settings.color == "always",
         verbose=settings.verbose,
         summary_only=settings.summary_only,
         all_referrers=settings.all_referrers,
     )
-    show = settings.progress and sys.stdout.isatty() and sys.stderr.isatty()
+    # the bar draws on stderr: shown there on a terminal, whether or not the report is piped or in a file
+    show = settings.progress and not settings.quiet and sys.stderr.isatty()
     progress = Progress(enabled=show)
     out: IO[str] = sys.stdout
 
@@ -141,13 +149,34 @@ def _main(ns: argparse.Namespace) -> int:
             if text:
                 progress.write(lambda: out.write(text))
 
-    run = start(args or (), settings, files_from=files_from, on_event=on_event if show or reporter.streams else None)
+    run = start(
+        args or (), settings, files_from=files_from, on_event=on_event if show or reporter.streams else None,
+        named_in=named_in,
+    )
     out = _open_output(settings.output)
     try:
         return run_loop(_run(run, settings, reporter, progress, out))
     finally:
         if out is not sys.stdout:
             out.close()
+
+
+def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named_in: str, inputs_only: bool) -> int:
+    """--dump: each link that would be checked and where it is, tab-separated; --dump-inputs: each input."""
+    from .api import preview
+    from .report.common import display_url, printable
+
+    inputs, links = preview(args, settings, files_from=files_from, named_in=named_in)
+    out = _open_output(settings.output)
+    try:
+        if inputs_only:
+            out.writelines(f"{printable(i.location)}\n" for i in inputs)
+        else:
+            out.writelines(f"{display_url(p.url)}\t{printable(p.reference.position())}\n" for p in links)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return EXIT_OK
 
 
 async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str]) -> int:
@@ -161,6 +190,15 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
     for chunk in reporter.chunks(report):
         out.write(chunk)
     out.flush()
+    if not settings.quiet:
+        if settings.output is not None:  # the report went to a file: its summary line still shows here
+            from .report.ansi import paint
+            from .report.common import plain, summary_line
+
+            line = summary_line(report.summary, paint if _use_color(settings, sys.stderr) else plain)
+            print(line, file=sys.stderr)
+        for note in notes(report, settings.recursive):
+            print(f"linkhound: {note}", file=sys.stderr)
     if settings.host_stats:
         print(format_host_stats(run.host_stats()), file=sys.stderr)
     if report.summary.interrupted:
@@ -168,6 +206,30 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
     if not report.summary.success:
         return EXIT_BROKEN
     return EXIT_BROKEN if settings.fail_on_blocked and report.summary.count(Status.BLOCKED) else EXIT_OK
+
+
+def notes(report: Report, recursive: bool) -> list[str]:
+    """What a run that did less than asked should say: nothing read, nothing checked, nothing crawled."""
+    summary = report.summary
+    if summary.interrupted:
+        return []
+    out = []
+    if summary.total == 0 and summary.pages == 0:
+        out.append("nothing checked: no document was read (a folder walk reads .md and .html files, and leaves out"
+                   " hidden folders, .gitignore'd paths and --exclude-path matches)")
+    left_out = summary.count(Status.EXCLUDED) + summary.count(Status.SKIPPED)
+    if summary.unique and left_out and left_out + summary.count(Status.UNSUPPORTED) == summary.unique:
+        out.append("nothing checked: every link was excluded or skipped (--include, --exclude, .linkhoundignore,"
+                   " --scheme, --offline, robots.txt)")
+    if recursive and not any(page.followed for page in report.pages) and not _crawl_seeds(report):
+        out.append("-r: nothing to crawl: local files are checked, not crawled (give a URL, or a sitemap that"
+                   " lists URLs)")
+    return out
+
+
+def _crawl_seeds(report: Report) -> bool:
+    """Whether the run had a page to crawl from: a URL input (element "input"), or a sitemap entry ("loc")."""
+    return any(ref.element in ("input", "loc") for result in report.results for ref in result.references)
 
 
 def _install_signals(run: Run, progress: Progress) -> list[bool]:
@@ -228,5 +290,8 @@ def _open_output(path: str | None) -> IO[str]:
         raise UsageError(f"--output {path}: can't write: {(e.strerror or str(e)).lower()}") from None
 
 
-def _use_color(output: str | None) -> bool:
-    return output is None and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+def _use_color(settings: Settings, stream: IO[str]) -> bool:
+    """--color always or never, else colour on a terminal unless NO_COLOR is set (https://no-color.org)."""
+    if settings.color != "auto":
+        return settings.color == "always"
+    return stream.isatty() and not os.environ.get("NO_COLOR")

@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 from .checker import BODY_CUT, CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, CrawlState, Found, Limits, Plan, StateFactory
-from .extract import Kind, text_links
+from .extract import Kind
 from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
-from .inputs import Input
+from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
 from .links import LinkRules, Resolved
 from .local_files import LocalFiles
@@ -29,9 +29,8 @@ from .status import Status
 from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
-from .urls import Scope, canonical_key, host_of, resolve
+from .urls import Scope, canonical_key, host_of, resolve, scheme_of
 
-_INPUT = "(input)"
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
 
@@ -146,17 +145,17 @@ class Engine:
 
     async def _seed(self, inputs: list[Input]) -> None:
         try:
-            urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
             s = self.settings
             crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
-            self._sorter.scope = Scope.from_seeds(urls, s.scope_domain, crawl_only, never)
+            self._sorter.scope = Scope.from_seeds(self._seeds(inputs), s.scope_domain, crawl_only, never)
             resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:
                     resolved = resolve_input(inp.location)
                     if resolved is not None:
                         self._fetcher.named.add(resolved.key)
-                    await self._add(_INPUT, [(RawLink(inp.location, "input", "", 0, 0), resolved)], 0, seed=True)
+                    raw = RawLink(inp.location, "input", "", inp.line, 1 if inp.line else 0)
+                    await self._add(inp.named_in or INPUT_SOURCE, [(raw, resolved)], 0, seed=True)
                     if n % _SEED_BATCH == 0:
                         await asyncio.sleep(0)  # let the first requests go out
                 else:
@@ -166,23 +165,27 @@ class Engine:
         finally:
             self._scheduler.close_source()
 
+    def _seeds(self, inputs: list[Input]) -> list[str]:
+        """The URLs a crawl starts from, which set its scope: URL inputs, and with -r the URLs of local sitemaps
+        (read now, before any link is sorted: a page's scope must not depend on the order inputs are read)."""
+        urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
+        if self.settings.recursive:
+            for inp in inputs:
+                if inp.kind is Kind.SITEMAP and inp.path is not None:
+                    listed = (resolve(raw.text, "") for raw in self._sorter.files.read_ahead(inp).links)
+                    urls.extend(url for url in listed if url is not None and scheme_of(url) in ("http", "https"))
+        return urls
+
     async def _read_local(self, inp: Input) -> None:
-        assert inp.content is not None and inp.kind is not None
-        base = self._rules.local_base(inp.path) if inp.path else ""
-        raws: Iterable[RawLink]
-        if inp.kind is Kind.TEXT:
-            raws = text_links(inp.content)  # a long URL list: its first links go out while the rest is read
-        else:
-            extraction = self._sorter.files.extract(inp.content, inp.path, inp.kind)
-            raws, base = extraction.links, extraction.base
         local = inp.path is not None
-        resolve_link = self._rules.resolver(base, local)
+        # a sitemap's pages are seeds as a fetched sitemap's are: crawled with -r, its sitemaps read anyway
+        sitemap = self.settings.recursive if inp.kind is Kind.SITEMAP else None
+        depth = 0 if sitemap is not None else 1
         n = 0
-        batches = _batches(((raw, resolve_link(raw.text)) for raw in raws), _SEED_BATCH)
         try:
-            for batch in batches:
+            for batch in _batches(self._sorter.files.links(inp), _SEED_BATCH):
                 n += len(batch)
-                await self._add(inp.location, batch, 1, local=local)
+                await self._add(inp.location, batch, depth, local=local, sitemap=sitemap, follow=bool(sitemap))
                 await asyncio.sleep(0)
                 await self._scheduler.room(self._read_ahead)
                 if self._stopping:

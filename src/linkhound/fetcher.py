@@ -12,6 +12,7 @@ from .crawl_state import Claim, Plan
 from .extract import Kind
 from .fragments import Anchors
 from .host_pool import HostPool
+from .local import EMAIL_HINT, looks_like_email
 from .page_parser import PageParser
 from .parsed_page import ParsedPage
 from .robots import Robots
@@ -120,11 +121,14 @@ class Fetcher:
 
 def _result(claim: Claim, outcome: Outcome) -> Result:
     response = outcome.response
+    reason = outcome.reason
+    if outcome.status.is_broken and looks_like_email(claim.url):  # href="someone@example.org", relative
+        reason = f"{reason} ({EMAIL_HINT})" if reason else EMAIL_HINT
     return Result(
         url=claim.url,
         status=outcome.status,
         code=outcome.code,
-        reason=outcome.reason,
+        reason=reason,
         redirects=outcome.redirects,
         elapsed=outcome.elapsed,
         depth=claim.depth,

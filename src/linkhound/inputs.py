@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -9,13 +10,15 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .exceptions import InputError
-from .extract import Kind, kind_for_path
+from .extract import Kind, kind_for_path, kind_for_response
 
 # Files a directory walk picks up; a file named explicitly is read whatever its name.
 WALK_KINDS = (Kind.HTML, Kind.MARKDOWN)
 _GLOB_CHARS = frozenset("*?[")
+INPUT_SOURCE = "(input)"  # where a URL input was named, when nothing says more (a library call)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,26 +28,45 @@ class Input:
     location: str  # URL, or path as the user wrote it, or "-" for stdin
     kind: Kind | None  # None for URLs: decided by the response
     content: bytes | None = None  # local documents are read at collection time
-    path: str | None = None  # absolute path of a local file
+    path: str | None = None  # absolute path of a local file; stdin is a document "-" in the current folder
+    stdin: bool = False
+    named_in: str = ""  # where the user named it: "command line", a --files-from file ("" when not known)
+    line: int = 0  # the line of the --files-from file
 
     @property
     def is_url(self) -> bool:
         return self.content is None
 
 
+class Named(NamedTuple):
+    """An argument and where the user wrote it: on the command line, or on a line of a --files-from file."""
+
+    text: str
+    named_in: str = ""
+    line: int = 0  # 0: not in a file
+
+
 Patterns = tuple[re.Pattern[str], ...]
 
 
 def collect(
-    args: Iterable[str], *, hidden: bool = False, gitignore: bool = True, exclude_path: Patterns = ()
+    args: Iterable[str | Named], *, hidden: bool = False, gitignore: bool = True, exclude_path: Patterns = ()
 ) -> list[Input]:
-    """Expand every argument; raise InputError naming the first one that can't be read.
+    """Expand every argument; raise InputError naming the first one that can't be read (and the file and line
+    of a --files-from entry).
 
     Local paths (named, globbed, or found by walking) that an exclude_path pattern finds are left out.
     """
     out: list[Input] = []
     for arg in args:
-        out.extend(_expand(arg, hidden, gitignore, exclude_path))
+        named = Named(arg) if isinstance(arg, str) else arg
+        try:
+            expanded = list(_expand(named.text, hidden, gitignore, exclude_path))
+        except InputError as e:
+            if not named.line:
+                raise
+            raise InputError(f"{named.named_in}:{named.line}", str(e)) from None
+        out.extend(dataclasses.replace(i, named_in=named.named_in, line=named.line) for i in expanded)
     return out
 
 
@@ -56,13 +78,15 @@ def excluded_path(path: str, patterns: Patterns, is_dir: bool = False) -> bool:
     return any(p.search(text) for p in patterns)
 
 
-def read_files_from(source: str) -> list[str]:
+def read_files_from(source: str) -> list[Named]:
     """The inputs listed in a file (one per line; '#' comments and blank lines skipped), or stdin for '-'."""
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(source, f"can't read --files-from file: {_why(e)}") from None
-    return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
+    named_in = "stdin" if source == "-" else source
+    lines = ((n, line.strip()) for n, line in enumerate(text.splitlines(), 1))
+    return [Named(s, named_in, n) for n, s in lines if s and not s.startswith("#")]
 
 
 def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> Iterator[Input]:
@@ -71,7 +95,10 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         raise InputError(f"'{arg}'", "empty input (give a URL, file, directory or glob)")
     if arg == "-":
         data = sys.stdin.buffer.read()
-        yield Input("-", Kind.HTML if data.lstrip()[:1] == b"<" else Kind.MARKDOWN, data)
+        kind = kind_for_response("application/xml", data, "")  # a sitemap, else HTML by its first character
+        kind = kind if kind is Kind.SITEMAP else Kind.HTML if data.lstrip()[:1] == b"<" else Kind.MARKDOWN
+        # a document in the current folder: its relative links and #fragments resolve as a file's there would
+        yield Input("-", kind, data, os.path.abspath("-"), stdin=True)
         return
     lower = arg.lower()
     if lower.startswith(("http://", "https://")):

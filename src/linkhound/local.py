@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from .status import Status
 
@@ -15,6 +15,12 @@ _MAILBOX = re.compile(
     r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
     r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}"
 )
+
+
+# The files a static site generator or a code host shows for a folder: where a #fragment of a link to the
+# folder is looked for when --index-files names none.
+CONVENTIONAL_INDEX_FILES = ("index.html", "index.md", "README.md")
+EMAIL_HINT = "looks like an e-mail address: missing mailto:?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,22 +40,41 @@ def file_url_to_path(url: str) -> str:
 
 
 def check_file(path: str, index_files: tuple[str, ...] = (), root: str | None = None) -> FileCheck:
-    """Whether path exists; a directory is fine as is, or only with one of index_files when they are given."""
+    """Whether path exists; a directory is fine only with one of index_files when they are given, else as is.
+
+    The path of a directory's result is its index file (one of index_files, else of CONVENTIONAL_INDEX_FILES),
+    the document that holds its #fragments; None when it has none."""
     if root is not None and not _inside(path, root):
         return FileCheck(Status.BROKEN, f"path leaves --root-dir {root}", None)
     if os.path.isfile(path):
         return FileCheck(Status.OK, "", path)
     if os.path.isdir(path):
-        if not index_files:
-            return FileCheck(Status.OK, "directory", None)
-        for name in index_files:
-            candidate = os.path.join(path, name)
-            if os.path.isfile(candidate):
-                return FileCheck(Status.OK, "", candidate)
-        return FileCheck(Status.BROKEN, f"directory has no index file ({', '.join(index_files)})", None)
+        index = index_file(path, index_files)
+        if index is None and index_files:
+            return FileCheck(Status.BROKEN, f"directory has no index file ({', '.join(index_files)})", None)
+        return FileCheck(Status.OK, "" if index_files else "directory", index)
     if os.path.lexists(path):
         return FileCheck(Status.BROKEN, "broken symlink or unreadable", None)
     return FileCheck(Status.BROKEN, "file not found", None)
+
+
+def index_file(directory: str, index_files: tuple[str, ...] = ()) -> str | None:
+    """The first of index_files (or of the conventional ones, when none are named) in directory."""
+    for name in index_files or CONVENTIONAL_INDEX_FILES:
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def looks_like_email(url: str) -> bool:
+    """Whether the last segment of url's path is an e-mail address: an href that forgot its mailto:."""
+    try:
+        path = urlsplit(url).path  # not the authority: https://user@host/ has a user, not an address
+    except ValueError:
+        return False
+    last = unquote(path.rstrip("/").rsplit("/", 1)[-1])
+    return "@" in last and _MAILBOX.fullmatch(last) is not None
 
 
 def _inside(path: str, root: str) -> bool:

@@ -3,13 +3,25 @@ file: targets checked on disk."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
-from .extract import Kind, extract, kind_for_path
-from .fragments import Anchors
-from .links import LinkRules
-from .local import check_file, file_url_to_path, read_document
-from .types import Extraction, Result
+from .extract import Kind, extract, kind_for_path, text_links
+from .fragments import Anchors, is_always_valid
+from .inputs import Input
+from .links import LinkRules, Resolved
+from .local import (
+    CONVENTIONAL_INDEX_FILES,
+    EMAIL_HINT,
+    check_file,
+    file_url_to_path,
+    index_file,
+    looks_like_email,
+    read_document,
+)
+from .status import Status
+from .types import Extraction, RawLink, Result
 
 AnchorLoader = Callable[[], Anchors | None]
 
@@ -22,6 +34,33 @@ class LocalFiles:
         self._include_code = include_code
         self._anchors: dict[str, Anchors | None] = {}  # path -> its anchors
         self._parsed: dict[str, Extraction] = {}  # path -> a document parsed for its anchors before it was read
+        self._in_hand: set[str] = set()  # paths of documents read from stdin: nowhere on disk
+        self._bare: dict[str, bool] = {}  # file: URL -> a directory with no index file
+
+    def links(self, inp: Input) -> Iterator[tuple[RawLink, Resolved | None]]:
+        """A local input's links, each with its resolved target. A text file's are found as they are taken, so
+        the first links of a long URL list go out while the rest is read."""
+        assert inp.content is not None and inp.kind is not None
+        rules = self._rules
+        if inp.stdin and inp.path is not None:
+            self._in_hand.add(inp.path)  # links to it (its own #fragments) find it here, not on disk
+        base = rules.local_base(inp.path) if inp.path else ""
+        raws: Iterable[RawLink]
+        if inp.kind is Kind.TEXT:
+            raws = text_links(inp.content)
+        else:
+            extraction = self.extract(inp.content, inp.path, inp.kind)
+            raws, base = extraction.links, extraction.base
+        resolve_link = rules.resolver(base, inp.path is not None)
+        if inp.stdin and inp.path is not None and base == rules.local_base(inp.path) and not base.startswith("file:"):
+            # stdin at --base-url: its own #fragments are in hand, not at the URL a file named "-" would have
+            own = rules.resolver(Path(inp.path).as_uri(), True)
+            for raw in raws:
+                same_document = not raw.text or raw.text[0] == "#"
+                yield raw, own(raw.text) if same_document else resolve_link(raw.text)
+            return
+        for raw in raws:
+            yield raw, resolve_link(raw.text)
 
     def extract(self, body: bytes, path: str | None, kind: Kind) -> Extraction:
         """A local input's extraction (reused when a link to one of its #fragments had it parsed already)."""
@@ -32,17 +71,43 @@ class LocalFiles:
             self._anchors[path] = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
         return extraction
 
-    def check(self, url: str, rooted: bool) -> tuple[Result, AnchorLoader | None]:
+    def read_ahead(self, inp: Input) -> Extraction:
+        """A local input's extraction before its turn (a sitemap's URLs set the crawl's scope); links() reuses it."""
+        assert inp.content is not None and inp.kind is not None and inp.path is not None
+        extraction = self._parsed[inp.path] = extract(inp.content, "", inp.kind, include_code=self._include_code)
+        return extraction
+
+    def check(self, url: str) -> tuple[Result, AnchorLoader | None]:
         """The verdict on a file: URL, and how to get its anchors when a #fragment asks."""
-        found = check_file(file_url_to_path(url), self._index_files, self._rules.root_dir)
+        path = file_url_to_path(url)
+        if path in self._in_hand:
+            return Result(url, Status.OK, None, "standard input"), lambda: self._anchors.get(path)
+        found = check_file(path, self._index_files, self._rules.root_dir)
         reason = found.reason
-        if rooted and not found.status.is_ok and self._rules.root_dir is None:
-            reason += " (a root-relative link: set --root-dir to the site's top folder)"
+        if not found.status.is_ok and looks_like_email(url):
+            reason += f" ({EMAIL_HINT})"
         loader = None
         if found.status.is_ok and found.path is not None:
-            path = found.path
-            loader = lambda: self.anchors(path)  # noqa: E731
+            index = found.path
+            loader = lambda: self.anchors(index)  # noqa: E731
         return Result(url, found.status, None, reason), loader
+
+    def no_index(self, url: str, fragment: str) -> str | None:
+        """Why url#fragment can't be found when url is a directory with no index file to hold the fragment; None
+        otherwise (a file, a directory with an index file, a fragment always valid, or a target the check of
+        url itself will report)."""
+        if is_always_valid(fragment) or self._index_files:  # with --index-files, such a directory is broken
+            return None
+        bare = self._bare.get(url)
+        if bare is None:
+            bare = self._bare[url] = self._is_bare_directory(file_url_to_path(url))
+        return f"directory with no index file ({', '.join(CONVENTIONAL_INDEX_FILES)})" if bare else None
+
+    def _is_bare_directory(self, path: str) -> bool:
+        if path in self._in_hand or not os.path.isdir(path) or index_file(path) is not None:
+            return False
+        root = self._rules.root_dir
+        return root is None or check_file(path, (), root).status.is_ok  # outside --root-dir: its check says so
 
     def anchors(self, path: str) -> Anchors | None:
         """Anchors of a file on disk: from its extraction if it was read as an input, else read and parsed once."""

@@ -242,7 +242,12 @@ class Settings:
     verbose: bool = option(False, "list successful links too", OUTPUT, short="-v")
     summary_only: bool = option(False, "print only the summary", OUTPUT)
     all_referrers: bool = option(False, "list every page that uses a link (default: the first five)", OUTPUT)
-    progress: bool = option(True, "a progress bar on a terminal", OUTPUT)
+    progress: bool = option(True, "a progress bar on stderr when it is a terminal", OUTPUT)
+    quiet: bool = option(False, "nothing on stderr but errors: no progress bar, summary or notes", OUTPUT, short="-q")
+    color: str = option(
+        "auto", "colour the report: auto (on a terminal, unless NO_COLOR is set), always or never", OUTPUT,
+        choices=("auto", "always", "never"),
+    )
     # derived, filled by _validate()
     _compiled: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

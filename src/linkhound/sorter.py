@@ -12,12 +12,15 @@ from .ledger import Ledger
 from .links import LinkRules, Resolved
 from .local import check_mailto
 from .local_files import LocalFiles
+from .status import Status
 from .traps import TrapGuard
 from .triage import HTTP_LEAF, Route, Triage, triage
 from .types import RawLink, Reference
 from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
+ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
+_ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
 
 
 def reference(source: str, raw: RawLink) -> Reference:
@@ -89,10 +92,18 @@ class LinkSorter:
         elif route.route is Route.MAILTO:
             ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
         elif route.route is Route.FILE:
-            target = ledger.refer(resolved.key, resolved.url, ref, resolved.fragment if fragments else None)
+            fragment = resolved.fragment if fragments else None
+            if local and self._rules.root_dir is None and raw.text.startswith("/") and not raw.text.startswith("//"):
+                # "/x" means the top of the site, which only --root-dir says: never this machine's root folder
+                ledger.decided(_ROOTLESS_KEY + resolved.key, resolved.url, ref, Status.BROKEN, ROOTLESS)
+                return
+            why = self.files.no_index(resolved.url, fragment) if fragment is not None else None
+            if why is not None:  # nothing to look for the fragment in: its own verdict, the directory's is fine
+                ledger.decided(f"{resolved.key}#{fragment}", f"{resolved.url}#{fragment}", ref, Status.BROKEN, why)
+                return
+            target = ledger.refer(resolved.key, resolved.url, ref, fragment)
             if target.result is None:
-                rooted = local and raw.text.startswith("/") and not raw.text.startswith("//")
-                result, target.load_anchors = self.files.check(resolved.url, rooted)
+                result, target.load_anchors = self.files.check(resolved.url)
                 ledger.checked(resolved.key, result)
         else:
             ledger.decided(resolved.key, resolved.url, ref, route.status, route.reason)

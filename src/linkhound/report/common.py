@@ -187,7 +187,8 @@ def _local_path(url: str) -> str:
     except OSError:  # the directory was removed under us: the absolute path still says where
         cwd = ""
     if cwd and path.startswith(cwd.rstrip(os.sep) + os.sep):
-        path = os.path.relpath(path, cwd)
+        rel = os.path.relpath(path, cwd)
+        path = rel + "/" if path.endswith("/") and rel != "." else rel  # a folder's link stays one
     _, hash_, fragment = url.partition("#")
     return path + hash_ + fragment
 

@@ -1,0 +1,138 @@
+"""What the command prints and where: the progress bar, -o with its summary on stderr, -q, --color, reasons,
+where inputs were named, --files-from errors, --dump and --dump-inputs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import linkhound
+from cli_run import arun, run, run_on_terminal
+from linkhound import Status
+from server import Site, html
+
+ESC = "\x1b["
+
+
+def _terminal_env(**more: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    return {**env, "TERM": "xterm-256color", "COLUMNS": "100", **more}
+
+
+def _docs(tmp_path: Path) -> Path:
+    (tmp_path / "a.md").write_text("# A\n\n[b](b.md) [gone](gone.md)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    return tmp_path
+
+
+# -- progress, -o, -q, --color ------------------------------------------------------------------------------
+
+
+def test_progress_shows_on_a_terminal_stderr_even_when_stdout_is_redirected(tmp_path: Path) -> None:
+    _docs(tmp_path)
+    code, out, err = run_on_terminal("a.md", tty="stderr", cwd=tmp_path, env=_terminal_env())
+    assert code == 2 and "checking" in err, err
+    assert "gone.md" in out and ESC not in out  # the report, piped, has no colour
+    for quiet in (["-q"], ["--no-progress"]):
+        code, out, err = run_on_terminal(*quiet, "a.md", tty="stderr", cwd=tmp_path, env=_terminal_env())
+        assert code == 2 and "checking" not in err and "gone.md" in out
+
+
+def test_output_file_gets_the_report_and_stderr_the_summary_line(tmp_path: Path) -> None:
+    _docs(tmp_path)
+    r = run("--no-progress", "a.md", "-o", "report.txt", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    report = (tmp_path / "report.txt").read_text()
+    summary = report.splitlines()[-1]
+    assert "gone.md" in report and summary.startswith("2 links (2 unique) in 1 document: 1 ok, 1 broken")
+    (line,) = r.stderr.splitlines()  # the summary line alone, its counts those of the report
+    assert line.rsplit(" — ", 1)[0] == summary.rsplit(" — ", 1)[0]
+    r = run("--no-progress", "-q", "a.md", "-o", "report.txt", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == "" and r.stderr == ""
+
+
+def test_color_auto_always_never_and_no_color(tmp_path: Path) -> None:
+    _docs(tmp_path)
+    args = ("--no-progress", "a.md")
+    assert ESC in run(*args, "--color", "always", cwd=tmp_path).stdout  # piped, but asked for
+    assert ESC not in run(*args, cwd=tmp_path, env=_terminal_env()).stdout  # piped: auto is off
+    _, out, _ = run_on_terminal(*args, tty="stdout", cwd=tmp_path, env=_terminal_env())
+    assert ESC in out
+    _, out, _ = run_on_terminal(*args, tty="stdout", cwd=tmp_path, env=_terminal_env(NO_COLOR="1"))
+    assert ESC not in out and "gone.md" in out
+    _, out, _ = run_on_terminal(*args, "--color", "never", tty="stdout", cwd=tmp_path, env=_terminal_env())
+    assert ESC not in out and "gone.md" in out
+    _, out, _ = run_on_terminal(*args, "--color", "always", tty="stdout", cwd=tmp_path,
+                                env=_terminal_env(NO_COLOR="1"))
+    assert ESC in out  # the flag given on this command line wins over the environment
+    r = run(*args, "--color", "sometimes", cwd=tmp_path)
+    assert r.returncode == 1 and "--color" in r.stderr
+
+
+# -- reasons ------------------------------------------------------------------------------------------------
+
+
+async def test_a_timeout_says_after_how_long_and_a_429_names_its_retry_after(site: Site) -> None:
+    site.slow("/slow", 3)
+    site.status("/busy", 429, headers={"Retry-After": "7"})
+    site.status("/busy-no-header", 429)
+    site.page("/", html("/slow", "/busy", "/busy-no-header"))
+    report = await linkhound.check([site.url("/")], timeout=0.5, max_retries=0)
+    reasons = {r.url.removeprefix(site.base): (r.status, r.reason) for r in report.results}
+    assert reasons["/slow"] == (Status.TIMEOUT, "timed out after 0.5 s")
+    assert reasons["/busy"] == (Status.RATE_LIMITED, "Too Many Requests (Retry-After 7 s)")
+    assert reasons["/busy-no-header"] == (Status.RATE_LIMITED, "Too Many Requests")
+
+
+# -- where inputs were named, --files-from errors -----------------------------------------------------------------
+
+
+async def test_a_url_input_is_shown_where_it_was_named(site: Site, tmp_path: Path) -> None:
+    code, out, _ = await arun("--no-progress", site.url("/nope"))
+    assert code == 2 and "    in command line (input)" in out, out
+    (tmp_path / "urls.txt").write_text(f"# to check\n{site.url('/gone')}\n")
+    code, out, _ = await arun("--no-progress", "--files-from", "urls.txt", cwd=tmp_path)
+    assert code == 2 and "    in urls.txt:2:1 (input)" in out, out
+    code, out, _ = await arun("--no-progress", "-f", "json", site.url("/nope"))
+    assert '"source": "command line"' in out
+
+
+def test_files_from_errors_name_the_file_and_the_line(tmp_path: Path) -> None:
+    (tmp_path / "ok.md").write_text("# ok\n")
+    (tmp_path / "list.txt").write_text("ok.md\n\n# a comment\nmissing.md\n")
+    r = run("--no-progress", "--files-from", "list.txt", cwd=tmp_path)
+    assert r.returncode == 1
+    assert r.stderr == "linkhound: error: list.txt:4: missing.md: no such file or directory (and not a URL)\n"
+    r = run("--no-progress", "--files-from", "nolist.txt", cwd=tmp_path)
+    assert r.returncode == 1 and "nolist.txt" in r.stderr and "Traceback" not in r.stderr
+
+
+# -- --dump and --dump-inputs ----------------------------------------------------------------------------------------
+
+
+async def test_dump_lists_the_links_that_would_be_checked_and_requests_nothing(site: Site, tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text(
+        f"# A\n\n[b](b.md#part) [site]({site.url('/x')})\n[skip](https://skip.invalid/) [js](javascript:void(0))\n"
+    )
+    (tmp_path / "docs" / "b.md").write_text("[home](/)\n")
+    code, out, err = await arun("--dump", "--exclude", "skip", "docs", site.url("/page"), cwd=tmp_path)
+    assert code == 0, err
+    assert out.splitlines() == [
+        "docs/b.md#part\tdocs/a.md:3:5",
+        f"{site.url('/x')}\tdocs/a.md:3:23",
+        "/\tdocs/b.md:1:8",
+        f"{site.url('/page')}\tcommand line",
+    ], out
+    assert site.requests == []  # nothing checked, the URL input not fetched
+
+    code, out, err = await arun("--dump-inputs", "docs", site.url("/page"), cwd=tmp_path)
+    assert code == 0 and out.splitlines() == ["docs/a.md", "docs/b.md", site.url("/page")]
+    code, out, err = await arun("--dump-inputs", "-", stdin="[x](y.md)\n", cwd=tmp_path)
+    assert out == "-\n"
+    assert site.requests == []
+
+
+def test_dump_of_stdin_resolves_like_a_file_in_the_current_folder(tmp_path: Path) -> None:
+    r = run("--dump", "-", stdin="[x](sub/y.md#top) [mail](mailto:a@example.org)\n", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.splitlines() == ["sub/y.md#top\t-:1:5", "mailto:a@example.org\t-:1:26"]
