@@ -93,9 +93,10 @@ async def test_a_rate_limited_host_never_holds_up_others(tmp_path: Path) -> None
     # every wait of the slow host that began while fast work remained was used by fast requests
     gaps = [(a, b) for a, b in zip(slow_at, slow_at[1:], strict=False) if a < last_fast]
     assert gaps and all(b - a > 1 for a, b in gaps)
-    # and the slow host's tokens were kept: one request per 0.2 s
+    # and the slow host's tokens were kept: 5 requests after the first need 5 tokens at 5 per second (a single
+    # gap may look short when one send was late; their sum can't)
     times = [t for host, t in starts if host.startswith("127.0.0.1")]
-    assert all(later - earlier >= 0.2 - 0.02 for earlier, later in zip(times, times[1:], strict=False))
+    assert times[-1] - times[0] >= (len(times) - 1) * 0.2 - 0.05
 
 
 async def test_robots_txt_fetched_once_disallow_and_crawl_delay(site: Site) -> None:
