@@ -22,14 +22,17 @@ from .html_links import (
     value_urls,
 )
 
-# What follows a "<": a comment, a bogus comment (<!x>, <?x>, </3>), an end tag or a start tag.
-MARKUP = re.compile(r"<(?:(?P<comment>!--)|(?P<end>/)?(?P<name>[A-Za-z][^\t\n\f\r />]*)|[!?]|/)")
 # The rest of a tag after its name, as the tokenizer reads it: a quote opens a value only after "=", and an
 # unclosed quote runs to the end of the text (then the tag is dropped). Atomic groups keep it linear.
-TAG_REST = re.compile(
+_TAG_REST = (
     r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r /=>]*+"
     r"(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+(?>\"[^\"]*+\"?|'[^']*+'?|[^\t\n\f\r >\"'][^\t\n\f\r >]*+)?)?)*+(?P<close>>)?"
 )
+TAG_REST = re.compile(_TAG_REST)
+_NAME = r"(?P<end>/)?(?P<name>[A-Za-z][^\t\n\f\r />]*)"
+# What follows a "<": a comment, a bogus comment (<!x>, <?x>, </3>), an end tag or a start tag.
+MARKUP = re.compile(rf"<(?:(?P<comment>!--)|{_NAME}|[!?]|/)")
+TAG = re.compile(rf"<(?:(?P<comment>!--)|{_NAME}{_TAG_REST}|[!?]|/)")  # MARKUP with the whole of a tag
 _ATTRIBUTE = re.compile(
     r"[\t\n\f\r /]*+(?P<name>[^\t\n\f\r />][^\t\n\f\r /=>]*+)(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+"
     r"(?>\"(?P<dq>[^\"]*+)\"?|'(?P<sq>[^']*+)'?|(?P<bare>[^\t\n\f\r >\"'][^\t\n\f\r >]*+))?)?"

@@ -10,7 +10,7 @@ are followed as the standard closes them.
 
 from __future__ import annotations
 
-from .html_tokens import MARKUP, RAW_TEXT, TAG_REST, raw_text_end, self_closing, skip_markup
+from .html_tokens import MARKUP, RAW_TEXT, TAG, raw_text_end, self_closing, skip_markup
 
 
 def _names(words: str) -> frozenset[str]:
@@ -80,6 +80,17 @@ _SIBLINGS = {"li": frozenset({"li"}), "dd": frozenset({"dd", "dt"}), "dt": froze
 _ENDS_LIST_ITEM_SEARCH = _SPECIAL - {"address", "div", "p"}
 _ENDS_SELECT = frozenset({"input", "keygen"})
 _ROW_CONTEXTS = frozenset({"tr", "table"}) | _SECTIONS
+# Start tags that need more than opening (with a <p> to close first when one is open, for _CLOSES_P).
+_SLOW_START = (
+    _TABLE_PARTS
+    | _VOID
+    | _NOT_PUSHED
+    | _ENDS_SELECT
+    | RAW_TEXT
+    | _RUBY
+    | _names("table svg math li dd dt a nobr button option optgroup select form plaintext hr")
+    | _HEADINGS
+)
 _FEW_TAGS = 4096  # so few tags can't nest deep enough to cost the parser more than about 0.1 s
 
 
@@ -157,29 +168,40 @@ def nesting_hazard(text: str) -> str:
     if tags <= _FEW_TAGS:
         return ""
     stack = _Stack()
+    names, open_ = stack.names, stack.open
     work = seen = pos = 0
-    while (match := MARKUP.search(text, pos)) is not None:
+    while (match := TAG.search(text, pos)) is not None:
         name = match.group("name")
         if name is None:
             pos = skip_markup(text, match)
             continue
-        rest = TAG_REST.match(text, match.end())
-        if rest is None or rest.group("close") is None:
+        if match.group("close") is None:
             break  # the text ends inside the tag
-        pos = rest.end()
+        pos = match.end()
         seen += 1
-        work += len(stack.names)
+        work += len(names)
+        name = name.lower()
+        top = names[-1] if names else ""
         if match.group("end"):
-            _end_tag(stack, name.lower())
+            if name == top:  # most end tags: the current node's own
+                names.pop()
+                open_[name] -= 1
+            else:
+                _end_tag(stack, name)
+        elif name not in _SLOW_START and " " not in top and top != "colgroup" and not (
+            name in _CLOSES_P and open_.get("p")
+        ):  # most start tags: the element just opens
+            names.append(name)
+            open_[name] = open_.get(name, 0) + 1
         else:
-            skip = _start_tag(stack, name.lower(), text, match.end(), pos)
+            skip = _start_tag(stack, name, text, match.end("name"), pos)
             if skip == "plaintext":
                 break
             if skip:  # its text, then the end tag that closes it
                 pos = raw_text_end(text, skip, pos)
                 if (close := MARKUP.match(text, pos)) is not None:
                     pos = skip_markup(text, close)
-        if len(stack.names) > MAX_NESTING:
+        if len(names) > MAX_NESTING:
             return f"nesting deeper than {MAX_NESTING}"
         if work > MAX_WORK:
             return f"{seen:,} tags nested {work // seen} deep on average"
