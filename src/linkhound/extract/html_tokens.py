@@ -37,7 +37,6 @@ _ATTRIBUTE = re.compile(
     r"[\t\n\f\r /]*+(?P<name>[^\t\n\f\r />][^\t\n\f\r /=>]*+)(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+"
     r"(?>\"(?P<dq>[^\"]*+)\"?|'(?P<sq>[^']*+)'?|(?P<bare>[^\t\n\f\r >\"'][^\t\n\f\r >]*+))?)?"
 )
-_VALUE_GROUPS = ("dq", "sq", "bare")
 _COMMENT_END = re.compile(r"--!?>")
 # Elements whose content is text, not markup; <template> content is kept out of the document by parsers.
 RAW_TEXT = frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "template"})
@@ -78,17 +77,17 @@ def self_closing(text: str, start: int, end: int) -> bool:
 _Attributes = dict[str, tuple[str, int]]
 
 
-def _attributes(text: str, pos: int) -> tuple[_Attributes, int]:
-    """Attributes (lower-case name -> raw value and its offset; the first of a name wins) and the tag's end."""
+def _attributes(text: str, pos: int) -> _Attributes:
+    """The attributes of the tag whose name ends at `pos`: lower-case name -> raw value and its offset (the
+    first of a name wins)."""
     attributes: _Attributes = {}
     while (match := _ATTRIBUTE.match(text, pos)) is not None:
         name = match.group("name").lower()
         if name not in attributes:
-            group = next((g for g in _VALUE_GROUPS if match.group(g) is not None), None)
-            attributes[name] = (match.group(group), match.start(group)) if group else ("", match.end())
+            group = match.lastgroup or "name"
+            attributes[name] = (match.group(group), match.start(group)) if group != "name" else ("", match.end())
         pos = match.end()
-    rest = TAG_REST.match(text, pos)
-    return attributes, rest.end() if rest and rest.group("close") else -1
+    return attributes
 
 
 def _value(attributes: _Attributes, name: str) -> str:
@@ -102,19 +101,23 @@ def scan_tags(text: str, warning: str) -> HtmlScan:
     base_href: str | None = None
     nofollow = False
     pos = 0
-    while (match := MARKUP.search(text, pos)) is not None:
+    while (match := TAG.search(text, pos)) is not None:
         name = match.group("name")
-        if name is None or match.group("end"):
+        if name is None:
             pos = skip_markup(text, match)
             continue
+        if match.group("close") is None:
+            break  # the text ends inside the tag: the tokenizer drops it
+        pos = match.end()
+        if match.group("end"):
+            continue
         tag = name.lower()
-        attributes, pos = _attributes(text, match.end())
-        if pos < 0:  # the text ends inside the tag: the tokenizer drops it
-            break
-        if attributes:
+        # Attributes matter only with a value: most tags have none and need no closer look.
+        if text.find("=", match.end("name"), pos) >= 0:
+            attributes = _attributes(text, match.end("name"))
             if ident := _value(attributes, "id"):
                 anchors.add(ident)
-            if "url(" in (style := _value(attributes, "style")).lower():
+            if "style" in attributes and "url(" in (style := _value(attributes, "style")).lower():
                 raw, offset = attributes["style"]
                 found.extend((at, url, tag, "style", False) for at, url in value_urls("css", style, raw, offset))
             if tag in LINK_ATTRIBUTES:
