@@ -70,7 +70,7 @@ _TAG_REST = re.compile(r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*>?")
 _END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f />])", re.IGNORECASE) for name in _RAW_TEXT}
 _STYLE_START = re.compile(r"<style(?=[\t\n\f />])(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.IGNORECASE)
 # A run of NULs, or a tag (whose NULs the tokenizer turns into U+FFFD): see _parser_input.
-_NUL_RUN_OR_TAG = re.compile(r"\0+|</?[A-Za-z][^\t\n\f\r />]*" + TAG_REST.pattern)
+_NUL_RUN_OR_TAG = re.compile(r"(?P<nuls>\0+)|</?[A-Za-z][^\t\n\f\r />]*" + TAG_REST.pattern)
 _FEW_NULS = 4096  # below this, Lexbor is given them as they are
 _MAX_NULS_IN_TAGS = 1 << 16  # past this, the page is read without a tree
 
@@ -309,9 +309,9 @@ def _parser_input(text: str) -> str | bytes | None:
 
     def replace(match: re.Match[str]) -> str:
         nonlocal in_tags
+        if match.start("nuls") >= 0:
+            return " "  # without taking the run out of the text: it may be as long as the page
         found = match.group()
-        if found[0] == "\0":
-            return " "
         if "\0" in found:
             in_tags += found.count("\0")
             return found.replace("\0", "\ufffd")

@@ -9,6 +9,7 @@ that a misnested table moves; links are the same on any page that isn't built to
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 
 from .css import css_urls
 from .html_links import (
@@ -133,6 +134,7 @@ def scan_tags(text: str, warning: str) -> HtmlScan:
             if tag == "style":
                 found.extend((pos + offset, url, "style", "css", False) for offset, url in css_urls(text[pos:end]))
             pos = end
+    found.sort(key=itemgetter(0))  # a style attribute may come before the tag's other links
     return HtmlScan(found, anchors, base_href, nofollow, warning)
 
 

@@ -91,6 +91,8 @@ _SLOW_START = (
     | _names("table svg math li dd dt a nobr button option optgroup select form plaintext hr")
     | _HEADINGS
 )
+# Start tags before which the parser doesn't reopen formatting elements (blocks, lists, head elements).
+_NO_REOPEN = _CLOSES_P | _NOT_PUSHED | RAW_TEXT | _names("li dd dt plaintext")
 _FEW_TAGS = 4096  # so few tags can't nest deep enough to cost the parser more than about 0.1 s
 
 
@@ -102,6 +104,7 @@ class _Stack:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.open: dict[str, int] = {}  # how many of each name are open, to skip searches for none
+        self.reopen: list[str] = []  # formatting closed by something else, reopened before the next text
 
     def push(self, name: str) -> None:
         self.names.append(name)
@@ -123,17 +126,22 @@ class _Stack:
 
     def pop_to(self, index: int, above: bool = False) -> None:
         """Pop the element at `index` and all above it (only those above it: `above`). Formatting elements
-        above it come back, as the parser reopens them before the next text or tag, unless the element
-        popped is a cell, caption or object: closing one forgets the formatting opened inside it."""
+        above it are reopened before the next text or inline tag, unless the element popped is a cell,
+        caption or object: closing one forgets the formatting opened inside it."""
         names, open_ = self.names, self.open
-        reopened = []
         if above or names[index] not in _MARKERS:
-            reopened = [name for name in names[index + 1 :] if name in _FORMATTING]
+            for name in names[index + 1 :]:
+                # the parser keeps at most three alike (Noah's Ark); alike here means the same name
+                if name in _FORMATTING and self.reopen.count(name) < 3:
+                    self.reopen.append(name)
         start = index + 1 if above else index
         for name in names[start:]:
             open_[name] -= 1
         del names[start:]
-        for name in reopened:
+
+    def reopen_formatting(self) -> None:
+        reopen, self.reopen = self.reopen, []
+        for name in reopen:
             self.push(name)
 
     def pop_above(self, index: int) -> None:
@@ -172,6 +180,8 @@ def nesting_hazard(text: str) -> str:
     work = seen = pos = 0
     while (match := TAG.search(text, pos)) is not None:
         name = match.group("name")
+        if stack.reopen and not text[pos : match.start()].isspace() and match.start() > pos:
+            stack.reopen_formatting()  # text before this: formatting closed earlier opens again for it
         if name is None:
             pos = skip_markup(text, match)
             continue
@@ -188,8 +198,12 @@ def nesting_hazard(text: str) -> str:
                 open_[name] -= 1
             else:
                 _end_tag(stack, name)
-        elif name not in _SLOW_START and " " not in top and top != "colgroup" and not (
-            name in _CLOSES_P and open_.get("p")
+        elif (
+            name not in _SLOW_START
+            and " " not in top
+            and top != "colgroup"
+            and not stack.reopen
+            and not (name in _CLOSES_P and open_.get("p"))
         ):  # most start tags: the element just opens
             names.append(name)
             open_[name] = open_.get(name, 0) + 1
@@ -224,20 +238,9 @@ def _start_tag(stack: _Stack, name: str, text: str, start: int, end: int) -> str
     if name in _TABLE_PARTS or name == "table":
         _table_tag(stack, name)
         return ""
+    # First what the tag closes,
     if name in _ENDS_SELECT and (index := stack.in_scope("select")) >= 0:
         stack.pop_to(index)
-    if name in _VOID or name in _NOT_PUSHED:
-        if name == "hr":
-            stack.close_p()
-        return ""
-    if name in ("svg", "math"):
-        if not self_closing(text, start, end):
-            stack.push(f"{name} {name}")
-        return ""
-    if name in RAW_TEXT and name != "template":  # its end tag closes it again: nothing stays open
-        if name == "xmp":
-            stack.close_p()
-        return name
     if name in ("li", "dd", "dt"):
         index = stack.find(_SIBLINGS[name], _ENDS_LIST_ITEM_SEARCH)
         if index >= 0:
@@ -260,6 +263,17 @@ def _start_tag(stack: _Stack, name: str, text: str, start: int, end: int) -> str
         stack.close_p()
     if name in _HEADINGS and stack.top() in _HEADINGS:
         stack.pop()
+    # then the formatting it reopens, then the element itself.
+    if stack.reopen and name not in _NO_REOPEN:
+        stack.reopen_formatting()
+    if name in _VOID or name in _NOT_PUSHED:
+        return ""
+    if name in ("svg", "math"):
+        if not self_closing(text, start, end):
+            stack.push(f"{name} {name}")
+        return ""
+    if name in RAW_TEXT and name != "template":  # its end tag closes it again: nothing stays open
+        return name
     stack.push(name)
     return "plaintext" if name == "plaintext" else ""
 
