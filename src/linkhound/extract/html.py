@@ -2,6 +2,8 @@
 
 selectolax (Lexbor) decides what the links are, exactly as a browser parses them. It keeps no source
 positions, so _Positions finds each attribute value in the source text afterwards (see its docstring).
+A page whose tree would cost too much to build (nesting.py says when) is read tag by tag instead
+(html_tokens.py), and its extraction carries a warning saying why.
 
 Not extracted, on purpose: <form action> and formaction (often POST-only endpoints that answer GET with
 405 or an error page: noise, not broken links), <link rel=preconnect|dns-prefetch> (a bare origin, often

@@ -25,38 +25,26 @@ from .html_links import (
 
 # The rest of a tag after its name, as the tokenizer reads it: a quote opens a value only after "=", and an
 # unclosed quote runs to the end of the text (then the tag is dropped). Atomic groups keep it linear.
-_TAG_REST = (
+TAG_REST_PATTERN = (
     r"(?:[\t\n\f\r /]++|[^\t\n\f\r />][^\t\n\f\r /=>]*+"
     r"(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+(?>\"[^\"]*+\"?|'[^']*+'?|[^\t\n\f\r >\"'][^\t\n\f\r >]*+)?)?)*+(?P<close>>)?"
 )
-TAG_REST = re.compile(_TAG_REST)
-_NAME = r"(?P<end>/)?(?P<name>[A-Za-z][^\t\n\f\r />]*)"
-# What follows a "<": a comment, a bogus comment (<!x>, <?x>, </3>), an end tag or a start tag.
-MARKUP = re.compile(rf"<(?:(?P<comment>!--)|{_NAME}|[!?]|/)")
-TAG = re.compile(rf"<(?:(?P<comment>!--)|{_NAME}{_TAG_REST}|[!?]|/)")  # MARKUP with the whole of a tag
+TAG_REST = re.compile(TAG_REST_PATTERN)
+NAME = r"(?P<end>/)?(?P<name>[A-Za-z][^\t\n\f\r />]*)"
+# One token of markup, from its "<": a tag, whole (a tag without quotes ends at its first ">", the common and
+# quick case), or a comment or bogus comment (<!x>, <?x>, </3>), whole, with no name.
+TOKEN = re.compile(
+    rf"<(?:{NAME}(?:[^>\"']*+(?P<quick>>)|{TAG_REST_PATTERN})|!--(?:>|->|.*?(?:--!?>|\Z))|[!?][^>]*+>?"
+    r"|/(?![A-Za-z])[^>]*+>?)",
+    re.DOTALL,
+)
 _ATTRIBUTE = re.compile(
     r"[\t\n\f\r /]*+(?P<name>[^\t\n\f\r />][^\t\n\f\r /=>]*+)(?>[\t\n\f\r ]*+=[\t\n\f\r ]*+"
     r"(?>\"(?P<dq>[^\"]*+)\"?|'(?P<sq>[^']*+)'?|(?P<bare>[^\t\n\f\r >\"'][^\t\n\f\r >]*+))?)?"
 )
-_COMMENT_END = re.compile(r"--!?>")
 # Elements whose content is text, not markup; <template> content is kept out of the document by parsers.
 RAW_TEXT = frozenset({"script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes", "template"})
 END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f\r />])", re.IGNORECASE) for name in RAW_TEXT}
-
-
-def skip_markup(text: str, match: re.Match[str]) -> int:
-    """Where a comment, a bogus comment or an end tag found by MARKUP ends (len(text): it runs to the end)."""
-    pos = match.end()
-    if match.group("comment"):
-        if text.startswith(">", pos) or text.startswith("->", pos):  # "<!-->" and "<!--->" are whole comments
-            return text.index(">", pos) + 1
-        close = _COMMENT_END.search(text, pos)
-        return close.end() if close else len(text)
-    if match.group("name"):
-        rest = TAG_REST.match(text, pos)
-        return rest.end() if rest and rest.group("close") else len(text)
-    end = text.find(">", pos)
-    return len(text) if end < 0 else end + 1
 
 
 def raw_text_end(text: str, name: str, start: int) -> int:
@@ -102,16 +90,13 @@ def scan_tags(text: str, warning: str) -> HtmlScan:
     base_href: str | None = None
     nofollow = False
     pos = 0
-    while (match := TAG.search(text, pos)) is not None:
-        name = match.group("name")
-        if name is None:
-            pos = skip_markup(text, match)
-            continue
-        if match.group("close") is None:
-            break  # the text ends inside the tag: the tokenizer drops it
+    while (match := TOKEN.search(text, pos)) is not None:
+        end, name, quick, close = match.group("end", "name", "quick", "close")
         pos = match.end()
-        if match.group("end"):
+        if name is None or end:
             continue
+        if quick is None and close is None:
+            break  # the text ends inside the tag: the tokenizer drops it
         tag = name.lower()
         # Attributes matter only with a value: most tags have none and need no closer look.
         if text.find("=", match.end("name"), pos) >= 0:

@@ -10,7 +10,7 @@ are followed as the standard closes them.
 
 from __future__ import annotations
 
-from .html_tokens import MARKUP, RAW_TEXT, TAG, raw_text_end, self_closing, skip_markup
+from .html_tokens import RAW_TEXT, TOKEN, raw_text_end, self_closing
 
 
 def _names(words: str) -> frozenset[str]:
@@ -80,17 +80,24 @@ _SIBLINGS = {"li": frozenset({"li"}), "dd": frozenset({"dd", "dt"}), "dt": froze
 _ENDS_LIST_ITEM_SEARCH = _SPECIAL - {"address", "div", "p"}
 _ENDS_SELECT = frozenset({"input", "keygen"})
 _ROW_CONTEXTS = frozenset({"tr", "table"}) | _SECTIONS
-# Start tags that need more than opening (with a <p> to close first when one is open, for _CLOSES_P).
-_SLOW_START = (
-    _TABLE_PARTS
-    | _VOID
-    | _NOT_PUSHED
-    | _ENDS_SELECT
-    | RAW_TEXT
-    | _RUBY
-    | _names("table svg math li dd dt a nobr button option optgroup select form plaintext hr")
-    | _HEADINGS
-)
+# Start tags that need nothing but opening (or nothing at all, if void) while none of the elements named
+# here is open; those not named need more: _start_tag follows them.
+_ALWAYS: frozenset[str] = frozenset()
+_FAST_UNLESS_OPEN: dict[str, frozenset[str] | None] = {
+    **dict.fromkeys(_CLOSES_P, frozenset({"p"})),
+    **dict.fromkeys(_VOID, _ALWAYS),
+    **dict.fromkeys(_ENDS_SELECT, frozenset({"select"})),
+    **dict.fromkeys(("dd", "dt"), frozenset({"dd", "dt", "p"})),
+    "li": frozenset({"li", "p"}),
+    "form": frozenset({"form", "p"}),
+    **{name: frozenset({name}) for name in ("a", "nobr", "button", "select")},
+    **dict.fromkeys(
+        _TABLE_PARTS | _NOT_PUSHED | RAW_TEXT | _RUBY | _HEADINGS | _names("table svg math option optgroup"), None
+    ),
+    "template": _ALWAYS,
+    "plaintext": None,
+    "xmp": None,
+}
 # Start tags before which the parser doesn't reopen formatting elements (blocks, lists, head elements).
 _NO_REOPEN = _CLOSES_P | _NOT_PUSHED | RAW_TEXT | _names("li dd dt plaintext")
 _FEW_TAGS = 4096  # so few tags can't nest deep enough to cost the parser more than about 0.1 s
@@ -104,11 +111,18 @@ class _Stack:
     def __init__(self) -> None:
         self.names: list[str] = []
         self.open: dict[str, int] = {}  # how many of each name are open, to skip searches for none
+        self.opened: set[str] = set()  # the names open at least once
         self.reopen: list[str] = []  # formatting closed by something else, reopened before the next text
 
     def push(self, name: str) -> None:
         self.names.append(name)
         self.open[name] = self.open.get(name, 0) + 1
+        self.opened.add(name)
+
+    def _closed(self, name: str) -> None:
+        count = self.open[name] = self.open[name] - 1
+        if not count:
+            self.opened.discard(name)
 
     def top(self) -> str:
         return self.names[-1] if self.names else "html"
@@ -128,7 +142,7 @@ class _Stack:
         """Pop the element at `index` and all above it (only those above it: `above`). Formatting elements
         above it are reopened before the next text or inline tag, unless the element popped is a cell,
         caption or object: closing one forgets the formatting opened inside it."""
-        names, open_ = self.names, self.open
+        names = self.names
         if above or names[index] not in _MARKERS:
             for name in names[index + 1 :]:
                 # the parser keeps at most three alike (Noah's Ark); alike here means the same name
@@ -136,7 +150,7 @@ class _Stack:
                     self.reopen.append(name)
         start = index + 1 if above else index
         for name in names[start:]:
-            open_[name] -= 1
+            self._closed(name)
         del names[start:]
 
     def reopen_formatting(self) -> None:
@@ -149,10 +163,10 @@ class _Stack:
             self.pop_to(index, above=True)
 
     def pop(self) -> None:
-        self.open[self.names.pop()] -= 1
+        self._closed(self.names.pop())
 
     def remove(self, index: int) -> None:
-        self.open[self.names.pop(index)] -= 1
+        self._closed(self.names.pop(index))
 
     def close_p(self) -> None:
         if self.open.get("p") and (index := self.find("p", _BUTTON_SCOPE)) >= 0:
@@ -176,49 +190,60 @@ def nesting_hazard(text: str) -> str:
     if tags <= _FEW_TAGS:
         return ""
     stack = _Stack()
-    names, open_ = stack.names, stack.open
+    names, open_, opened = stack.names, stack.open, stack.opened
     work = seen = pos = 0
-    while (match := TAG.search(text, pos)) is not None:
-        name = match.group("name")
-        if stack.reopen and not text[pos : match.start()].isspace() and match.start() > pos:
-            stack.reopen_formatting()  # text before this: formatting closed earlier opens again for it
-        if name is None:
-            pos = skip_markup(text, match)
-            continue
-        if match.group("close") is None:
-            break  # the text ends inside the tag
-        pos = match.end()
-        seen += 1
-        work += len(names)
-        name = name.lower()
-        top = names[-1] if names else ""
-        if match.group("end"):
-            if name == top:  # most end tags: the current node's own
-                names.pop()
-                open_[name] -= 1
+    fast_unless, void, always = _FAST_UNLESS_OPEN, _VOID, _ALWAYS
+    while pos < len(text):
+        restart = -1  # where the scan goes on after a raw-text element
+        for match in TOKEN.finditer(text, pos):
+            end, name, quick, close = match.group("end", "name", "quick", "close")
+            if stack.reopen and match.start() > pos and not text[pos : match.start()].isspace():
+                stack.reopen_formatting()  # text before this: formatting closed earlier opens again for it
+            pos = match.end()
+            if name is None:
+                continue  # a comment, a doctype
+            if quick is None and close is None:
+                return ""  # the text ends inside the tag, which is dropped
+            seen += 1
+            work += len(names)
+            name = name.lower()
+            top = names[-1] if names else ""
+            if end:
+                if name == top:  # most end tags: the current node's own
+                    names.pop()
+                    if not (count := open_[name] - 1):
+                        opened.discard(name)
+                    open_[name] = count
+                else:
+                    _end_tag(stack, name)
+            elif (
+                (unless := fast_unless.get(name, always)) is not None
+                and " " not in top
+                and top != "colgroup"
+                and not stack.reopen
+                and unless.isdisjoint(opened)
+            ):  # most start tags: the element just opens (a void one doesn't)
+                if name not in void:
+                    names.append(name)
+                    open_[name] = open_.get(name, 0) + 1
+                    opened.add(name)
             else:
-                _end_tag(stack, name)
-        elif (
-            name not in _SLOW_START
-            and " " not in top
-            and top != "colgroup"
-            and not stack.reopen
-            and not (name in _CLOSES_P and open_.get("p"))
-        ):  # most start tags: the element just opens
-            names.append(name)
-            open_[name] = open_.get(name, 0) + 1
-        else:
-            skip = _start_tag(stack, name, text, match.end("name"), pos)
-            if skip == "plaintext":
+                skip = _start_tag(stack, name, text, match.end("name"), pos)
+                if skip == "plaintext":
+                    return ""
+                if skip:  # its text, then the end tag that closes it
+                    restart = raw_text_end(text, skip, pos)
+                    if (closing := TOKEN.match(text, restart)) is not None:
+                        restart = closing.end()
+            if len(names) > MAX_NESTING:
+                return f"nesting deeper than {MAX_NESTING}"
+            if work > MAX_WORK:
+                return f"{seen:,} tags nested {work // seen} deep on average"
+            if restart >= 0:
+                pos = restart
                 break
-            if skip:  # its text, then the end tag that closes it
-                pos = raw_text_end(text, skip, pos)
-                if (close := MARKUP.match(text, pos)) is not None:
-                    pos = skip_markup(text, close)
-        if len(names) > MAX_NESTING:
-            return f"nesting deeper than {MAX_NESTING}"
-        if work > MAX_WORK:
-            return f"{seen:,} tags nested {work // seen} deep on average"
+        else:
+            return ""
     return ""
 
 
