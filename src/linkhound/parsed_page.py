@@ -20,9 +20,10 @@ class ParsedPage(NamedTuple):
     anchors: frozenset[str]
     nofollow: bool  # <meta name=robots content=nofollow>
     links: list[tuple[RawLink, Resolved | None]]  # each link as written, and resolved (None: invalid)
+    warning: str = ""  # why the page was not fully parsed ("not fully parsed: nesting deeper than 512")
 
 
-Flat = tuple[str, str, frozenset[str], bool, list[tuple[Any, ...]]]
+Flat = tuple[str, str, frozenset[str], bool, list[tuple[Any, ...]], str]
 
 
 def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, include_code: bool) -> ParsedPage | None:
@@ -37,7 +38,7 @@ def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, inclu
         extraction = extract(body, url, kind, include_code=include_code)
     resolve_link = rules.resolver(extraction.base, False)
     links = [(raw, resolve_link(raw.text)) for raw in extraction.links]
-    return ParsedPage(kind, extraction.base, extraction.anchors, extraction.nofollow, links)
+    return ParsedPage(kind, extraction.base, extraction.anchors, extraction.nofollow, links, extraction.warning)
 
 
 def flatten(page: ParsedPage | None) -> Flat | None:
@@ -45,16 +46,16 @@ def flatten(page: ParsedPage | None) -> Flat | None:
     if page is None:
         return None
     links = [(*raw, *resolved) if resolved is not None else tuple(raw) for raw, resolved in page.links]
-    return page.kind.value, page.base, page.anchors, page.nofollow, links
+    return page.kind.value, page.base, page.anchors, page.nofollow, links, page.warning
 
 
 def unflatten(flat: Flat | None) -> ParsedPage | None:
     if flat is None:
         return None
-    kind, base, anchors, nofollow, rows = flat
+    kind, base, anchors, nofollow, rows, warning = flat
     new = tuple.__new__  # what _make does, without its Python frame: 600k links in a 10k-page crawl
     links = [(new(RawLink, row[:6]), new(Resolved, row[6:]) if len(row) > 6 else None) for row in rows]
-    return ParsedPage(Kind(kind), base, anchors, nofollow, links)
+    return ParsedPage(Kind(kind), base, anchors, nofollow, links, warning)
 
 
 def frame(obj: object) -> bytes:

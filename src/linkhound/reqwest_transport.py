@@ -3,6 +3,7 @@ per request. Redirects, cookies and credentials stay with the client; reqwest on
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping
 from datetime import timedelta
 
@@ -40,25 +41,25 @@ class ReqwestHop:
         return self._resp.headers.getall("set-cookie")
 
     async def read(self, limit: int) -> tuple[bytes, bool]:
-        # The cap counts decompressed bytes, so a compression bomb stops at the limit too.
+        # The cap counts decompressed bytes, so a compression bomb stops at the limit too. A BytesIO hands
+        # its buffer over without a copy: the body costs its size once, not twice as a joined list would.
         if self._bodiless:
             return b"", False
         reader = self._resp.body_reader
-        parts: list[bytes] = []
-        size = 0
+        body = io.BytesIO()
         try:
             while (chunk := await reader.read(_CHUNK)) is not None:
                 data = chunk.to_bytes()
-                size += len(data)
-                if size > limit:
-                    parts.append(data[: len(data) - (size - limit)])
-                    return b"".join(parts), True
-                parts.append(data)
+                room = limit - body.tell()
+                if len(data) > room:
+                    body.write(data[:room])
+                    return body.getvalue(), True
+                body.write(data)
         except rq.RequestError as e:
             raise _timeout_or_network(e) from None
         finally:
             await self._release()
-        return b"".join(parts), False
+        return body.getvalue(), False
 
     async def discard(self) -> None:
         length = None if self._bodiless else self._resp.headers.get("content-length")

@@ -31,6 +31,7 @@ class Extraction:
     base: str  # the base URL links resolve against (after <base href>)
     anchors: frozenset[str] = frozenset()  # ids, <a name>s, heading slugs
     nofollow: bool = False  # <meta name=robots content=nofollow>
+    warning: str = ""  # why the document was not fully parsed ("not fully parsed: ..."), "" when it was
 
 
 class Reference(NamedTuple):

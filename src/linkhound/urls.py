@@ -76,12 +76,38 @@ ASSET_SUFFIXES = frozenset(
 )
 
 
+MAX_URL_LENGTH = 2 * 1024 * 1024  # characters; browsers refuse longer URLs (Chrome's limit)
+MAX_HOSTNAME = 253  # characters of a DNS name, without its final dot (RFC 1035)
+MAX_LABEL = 63  # characters of each of its labels
+_HOSTED_SCHEMES = ("http:", "https:", "ftp:", "ws:", "wss:")
+# The shortest URL whose hostname could break a DNS limit: "http://" and a 64-character label.
+_SHORTEST_BAD_HOST = len("http://") + MAX_LABEL + 1
+
+
 def resolve(text: str, base: str) -> str | None:
-    """Join a link as written with its base, as browsers do (WHATWG). None when it isn't a valid URL."""
+    """Join a link as written with its base, as browsers do (WHATWG). None when it isn't a valid URL,
+    including one whose hostname no DNS lookup could find (too long a name or label), and one too long
+    for browsers: both are decided here, without a lookup."""
+    if len(text) > MAX_URL_LENGTH:
+        return None
     try:
-        return ada_url.join_url(base, text) if base else ada_url.URL(text).href
+        url = ada_url.join_url(base, text) if base else ada_url.URL(text).href
     except ValueError:
         return None
+    if len(url) >= _SHORTEST_BAD_HOST and url.startswith(_HOSTED_SCHEMES) and not valid_hostname(hostname_of(url)):
+        return None
+    return url if len(url) <= MAX_URL_LENGTH else None
+
+
+def valid_hostname(hostname: str) -> bool:
+    """Whether a hostname (as the URL parser wrote it: lower case, IDNs as xn--) fits DNS's limits; an IP
+    address always does."""
+    name = hostname[:-1] if hostname.endswith(".") else hostname
+    if len(name) <= MAX_LABEL:
+        return True
+    if len(name) > MAX_HOSTNAME or name.startswith("["):
+        return name.startswith("[")
+    return all(len(label) <= MAX_LABEL for label in name.split("."))
 
 
 def _fix_escape(m: re.Match[str]) -> str:

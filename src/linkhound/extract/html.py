@@ -2,6 +2,8 @@
 
 selectolax (Lexbor) decides what the links are, exactly as a browser parses them. It keeps no source
 positions, so _Positions finds each attribute value in the source text afterwards (see its docstring).
+A page whose tree would cost too much to build (nesting.py says when) is read tag by tag instead
+(html_tokens.py), and its extraction carries a warning saying why.
 
 Not extracted, on purpose: <form action> and formaction (often POST-only endpoints that answer GET with
 405 or an error page: noise, not broken links), <link rel=preconnect|dns-prefetch> (a bare origin, often
@@ -14,10 +16,8 @@ from __future__ import annotations
 import bisect
 import codecs
 import contextlib
-import html
 import re
 from functools import cache
-from html.entities import html5 as _ENTITIES
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -26,47 +26,31 @@ from selectolax.lexbor import LexborHTMLParser
 
 from ..types import Extraction, RawLink
 from .css import css_urls
+from .html_links import (
+    LINK_ATTRIBUTES,
+    NOFOLLOW_TAGS,
+    PARTS,
+    WHITESPACE,
+    Found,
+    HtmlScan,
+    clean_url,
+    decode_attribute,
+    link_skipped,
+    refresh_url,
+    robots_nofollow,
+    srcset_urls,
+    value_urls,
+)
+from .html_tokens import TAG_REST, scan_tags
+from .nesting import nesting_hazard
 from .text import decode_bytes, normalize_newlines
 
-# tag -> its attributes that hold URLs; srcset holds several, input[src] only for type=image.
-_LINK_ATTRIBUTES: dict[str, tuple[str, ...]] = {
-    "a": ("href",),
-    "area": ("href",),
-    "audio": ("src",),
-    "blockquote": ("cite",),
-    "body": ("background",),
-    "button": ("formaction",),  # where the form goes when this button submits it (issue 2 asks for it)
-    "del": ("cite",),
-    "embed": ("src",),
-    "frame": ("src", "longdesc"),
-    "iframe": ("src", "longdesc"),
-    "img": ("src", "srcset", "longdesc"),
-    "input": ("src", "formaction"),
-    "ins": ("cite",),
-    "link": ("href",),
-    "object": ("data",),
-    "q": ("cite",),
-    "script": ("src",),
-    "source": ("src", "srcset"),
-    "table": ("background",),
-    "td": ("background",),
-    "th": ("background",),
-    "track": ("src",),
-    "video": ("src", "poster"),
-}
-_NOFOLLOW_TAGS = frozenset({"a", "area", "link"})
-_SKIPPED_RELS = frozenset({"preconnect", "dns-prefetch"})
-_WHITESPACE = " \t\n\f\r"
-_TAB_OR_NEWLINE = re.compile(r"[\t\n\r]")
+__all__ = ["HtmlScan", "clean_url", "decode_html", "extract_html", "refresh_url", "scan_html", "srcset_urls"]
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([A-Za-z0-9_:.+-]+)""", re.IGNORECASE)
-_REFRESH = re.compile(
-    r"[\t\n\f\r ]*(?:[0-9]+[0-9.]*|\.[0-9.]*)(?:[\t\n\f\r ;,]+(?:[Uu][Rr][Ll][\t\n\f\r ]*=[\t\n\f\r ]*)?|$)"
-)
-_CHARREF = re.compile(r"&(#[0-9]+;?|#[xX][0-9a-fA-F]+;?|[A-Za-z0-9]+;?)")
 _VALUE = r"[\t\n\f ]*=[\t\n\f ]*(?:\"([^\"]*)\"?|'([^']*)'?|([^\t\n\f\r >]*))"
 _SOURCE_ATTRIBUTES = (
-    *{attribute for attributes in _LINK_ATTRIBUTES.values() for attribute in attributes},
+    *{attribute for attributes in LINK_ATTRIBUTES.values() for attribute in attributes},
     "content",  # meta refresh
     "style",
 )
@@ -87,23 +71,15 @@ _NOT_MARKUP_START = re.compile(
 _TAG_REST = re.compile(r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*>?")
 _END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f />])", re.IGNORECASE) for name in _RAW_TEXT}
 _STYLE_START = re.compile(r"<style(?=[\t\n\f />])(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.IGNORECASE)
+# A run of NULs, or a tag (whose NULs the tokenizer turns into U+FFFD): see _parser_input.
+_NUL_RUN_OR_TAG = re.compile(r"(?P<nuls>\0+)|</?[A-Za-z][^\t\n\f\r />]*" + TAG_REST.pattern)
+_FEW_NULS = 4096  # below this, Lexbor is given them as they are
+_MAX_NULS_IN_TAGS = 1 << 16  # past this, the page is read without a tree
 
 
-# One link found in an HTML text, placed by character offset: (offset, url, element, attribute, nofollow).
-# Plain tuples: thousands are made per page, and a NamedTuple costs four times as much to build.
-Found = tuple[int, str, str, str, bool]
 # A link-bearing attribute of the DOM before its position is known:
 # (element, value as the parser decoded it, how URLs sit in it: url/srcset/refresh/css, nofollow).
 _Use = tuple[str, str, str, bool]
-
-
-class HtmlScan(NamedTuple):
-    """Everything the HTML extractor learned from one text."""
-
-    found: list[Found]
-    anchors: set[str]
-    base_href: str | None
-    nofollow: bool
 
 
 class _Walk(NamedTuple):
@@ -130,84 +106,6 @@ def decode_html(body: bytes) -> str:
         elif encoding in ("latin-1", "iso8859-1", "ascii"):  # what browsers really use for these labels
             encoding = "cp1252"
     return decode_bytes(body, encoding)
-
-
-def clean_url(value: str) -> str:
-    """A URL attribute as browsers read it: outer whitespace stripped, tabs and newlines inside removed."""
-    value = value.strip(_WHITESPACE)
-    return _TAB_OR_NEWLINE.sub("", value) if "\t" in value or "\n" in value or "\r" in value else value
-
-
-def srcset_urls(srcset: str) -> list[tuple[int, str]]:
-    """(offset, url) of each image candidate, by the HTML spec's algorithm: "a.jpg 1x, b,c.jpg 2x"."""
-    found: list[tuple[int, str]] = []
-    pos, end = 0, len(srcset)
-    while True:
-        while pos < end and (srcset[pos] in _WHITESPACE or srcset[pos] == ","):
-            pos += 1
-        if pos >= end:
-            return found
-        start = pos
-        while pos < end and srcset[pos] not in _WHITESPACE:
-            pos += 1
-        url = srcset[start:pos]
-        if url.endswith(","):
-            url = url.rstrip(",")
-        else:  # descriptors run to a comma outside parentheses
-            in_parens = False
-            while pos < end:
-                char = srcset[pos]
-                pos += 1
-                if char == "(":
-                    in_parens = True
-                elif char == ")":
-                    in_parens = False
-                elif char == "," and not in_parens:
-                    break
-        if url:
-            found.append((start, url))
-
-
-def refresh_url(content: str) -> list[tuple[int, str]]:
-    """(offset, url) of the URL of a meta refresh content ("5; url='x'"), empty when it has none."""
-    match = _REFRESH.match(content)
-    if not match or match.end() >= len(content):
-        return []
-    start = match.end()
-    url = content[start:]
-    if url[0] in "'\"":
-        start += 1
-        url = url[1:].split(content[start - 1], 1)[0]
-    url = clean_url(url)
-    return [(start, url)] if url else []
-
-
-def _url_parts(value: str) -> list[tuple[int, str]]:
-    url = clean_url(value)
-    return [(len(value) - len(value.lstrip(_WHITESPACE)), url)] if url else []
-
-
-_PARTS = {"url": _url_parts, "srcset": srcset_urls, "refresh": refresh_url, "css": css_urls}
-
-
-def decode_attribute(raw: str) -> str:
-    """Character references in an attribute value, decoded as the HTML tokenizer does."""
-    if "&" not in raw:
-        return raw
-    only_amp = raw.replace("&amp;", "&")  # by far the most common reference in URLs
-    if "&" not in only_amp:
-        return only_amp
-
-    def replace(match: re.Match[str]) -> str:
-        ref = match.group(1)
-        if ref[0] == "#":
-            return html.unescape(match.group())
-        # A legacy reference without ";" before "=" stays as written (the spec's "historical reasons").
-        if ref in _ENTITIES and (ref[-1] == ";" or not raw.startswith("=", match.end())):
-            return _ENTITIES[ref]
-        return match.group()
-
-    return _CHARREF.sub(replace, raw)
 
 
 def _align(found: list[str], values: list[str]) -> list[int] | None:
@@ -334,7 +232,7 @@ class _Positions:
 @cache
 def _tag_names() -> dict[int, str]:
     """Lexbor's numeric id of each tag we read, asked of Lexbor itself rather than hard-coded."""
-    wanted = {*_LINK_ATTRIBUTES, "base", "meta", "style"}
+    wanted = {*LINK_ATTRIBUTES, "base", "meta", "style"}
     inline = "".join(f"<{tag}></{tag}>" for tag in sorted(wanted - {"td", "th", "frame", "body"}))
     probes = (f"<body>{inline}<table><tr><td></td><th></th></tr></table>", "<frameset><frame></frameset>")
     names: dict[int, str] = {}
@@ -344,10 +242,6 @@ def _tag_names() -> dict[int, str]:
             if node.tag in wanted:
                 names[node.tag_id] = node.tag
     return names
-
-
-def _rel(attributes: dict[str, str | None]) -> list[str]:
-    return (attributes.get("rel") or "").lower().split()
 
 
 def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
@@ -372,15 +266,14 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
                 rel = attributes.get("rel")
                 hrefs.append((tag, href, "url", rel is not None and "nofollow" in rel.lower().split()))
             continue
-        link_attributes = _LINK_ATTRIBUTES.get(tag)
+        link_attributes = LINK_ATTRIBUTES.get(tag)
         if link_attributes is None:
             if tag == "meta":
                 content = attributes.get("content") or ""
                 if (attributes.get("http-equiv") or "").strip().lower() == "refresh":
                     uses.setdefault("content", []).append((tag, content, "refresh", False))
                 elif (attributes.get("name") or "").strip().lower() == "robots":
-                    directives = re.split(r"[\s,]+", content.lower())
-                    nofollow = nofollow or "nofollow" in directives or "none" in directives
+                    nofollow = robots_nofollow(content) or nofollow
             elif tag == "style":
                 styles.append(node.text(deep=True))
             elif tag == "base" and base_href is None:
@@ -388,8 +281,8 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
             continue
         if tag == "input" and (attributes.get("type") or "").strip().lower() != "image":
             link_attributes = ("formaction",)  # only an image input has a src worth checking
-        rel_tokens = (attributes.get("rel") or "").lower().split() if tag in _NOFOLLOW_TAGS else []
-        if tag == "link" and not _SKIPPED_RELS.isdisjoint(rel_tokens):
+        rel_tokens = (attributes.get("rel") or "").lower().split() if tag in NOFOLLOW_TAGS else []
+        if link_skipped(tag, rel_tokens, "disabled" in attributes):
             continue
         for attribute in link_attributes:
             value = attributes.get(attribute)
@@ -403,21 +296,45 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
     return _Walk(uses, styles, base_href, nofollow)
 
 
-def _urls(kind: str, value: str, raw: str, offset: int) -> list[tuple[int, str]]:
-    """(offset, url) of the URLs in an attribute value the parser decoded from `raw`, found at `offset`."""
-    if kind == "url":
-        url = clean_url(value)
-        return [(offset + len(raw) - len(raw.lstrip(_WHITESPACE)), url)] if url else []
-    parts = _PARTS[kind](value)
-    raw_parts = parts if raw == value else _PARTS[kind](raw)
-    if len(raw_parts) != len(parts):  # entities hid the structure: place them all at the value
-        return [(offset, url) for _, url in parts]
-    return [(offset + raw_offset, url) for (raw_offset, _), (_, url) in zip(raw_parts, parts, strict=True)]
+def _parser_input(text: str) -> str | bytes | None:
+    """`text` as Lexbor should get it; None when it is better read without a tree.
+
+    Lexbor records a parse error for every NUL (about 17 bytes each: a 20 MB page of NULs took 360 MB).
+    Between tags, where the tree builder drops them, each run of NULs becomes one space; inside tags
+    they become U+FFFD, as the tokenizer makes them. Positions are still found in `text` itself.
+    """
+    if "\0" not in text:
+        return text
+    if text.count("\0") <= _FEW_NULS:
+        return text.encode("utf-8", "ignore").replace(b"\0", "\ufffd".encode())
+    in_tags = 0
+
+    def replace(match: re.Match[str]) -> str:
+        nonlocal in_tags
+        if match.start("nuls") >= 0:
+            return " "  # without taking the run out of the text: it may be as long as the page
+        found = match.group()
+        if "\0" in found:
+            in_tags += found.count("\0")
+            return found.replace("\0", "\ufffd")
+        return found
+
+    replaced = _NUL_RUN_OR_TAG.sub(replace, text)
+    return None if in_tags > _MAX_NULS_IN_TAGS else replaced
 
 
 def scan_html(text: str) -> HtmlScan:
-    """Links (by offset into `text`, in source order), anchors, <base href> and robots nofollow."""
-    parser = LexborHTMLParser(text)
+    """Links (by offset into `text`, in source order), anchors, <base href> and robots nofollow.
+
+    A text whose tree would cost too much (deep nesting, a flood of tags or of NULs in tags) is read tag by
+    tag instead, and the scan says why in its warning.
+    """
+    hazard = nesting_hazard(text)
+    source = _parser_input(text) if not hazard else None
+    if source is None:
+        return scan_tags(text, f"not fully parsed: {hazard or 'NUL characters in tags'}")
+    parser = LexborHTMLParser(source)
+    del source
     anchors: set[str] = set()
     walk = _walk(parser, anchors)
     for node in parser.css("[id]"):
@@ -439,13 +356,13 @@ def scan_html(text: str) -> HtmlScan:
                 if kind == "url" and value == raw:  # most links: the short way
                     url = clean_url(value)
                     if url:
-                        lead = len(value) - len(value.lstrip(_WHITESPACE))
+                        lead = len(value) - len(value.lstrip(WHITESPACE))
                         found.append((offset + lead, url, element, name, nofollow))
                 else:
-                    for at, url in _urls(kind, value, raw, offset):
+                    for at, url in value_urls(kind, value, raw, offset):
                         found.append((at, url, element, name, nofollow))
     for guess, element, name, value, kind, nofollow in lost:
-        found.extend((guess, url, element, name, nofollow) for _, url in _PARTS[kind](value))
+        found.extend((guess, url, element, name, nofollow) for _, url in PARTS[kind](value))
 
     if walk.styles:
         bodies = positions.style_bodies()
@@ -491,4 +408,5 @@ def extract_html(body: bytes | str, base: str) -> Extraction:
         base=resolve_base(base, scan.base_href),
         anchors=frozenset(scan.anchors),
         nofollow=scan.nofollow,
+        warning=scan.warning,
     )
