@@ -224,3 +224,16 @@ async def test_a_page_of_nuls_costs_a_small_multiple_of_the_body_cap(site: Site,
         # Before NULs were kept from the parser, this was 23 times the cap over the baseline.
         assert peak - baseline < 4 * CAP // 1024, (path, baseline, peak)
     assert site.hits("/ok") >= 1
+
+
+async def test_a_page_too_deeply_nested_is_read_and_named_in_the_warnings(site: Site) -> None:
+    depth = 100_000
+    site.page("/", '<a href="/before">b</a>' + "<div>" * depth + '<a href="/inside">i</a>' + "</div>" * depth
+              + '<a href="/after">a</a>')
+    for path in ("/before", "/inside", "/after"):
+        site.page(path, "ok")
+    report = await asyncio.wait_for(linkhound.check([site.url("/")]), 120)  # a hang guard
+    assert {r.url.rsplit("/", 1)[1] for r in report.results} >= {"before", "inside", "after"}
+    assert [w for w in report.summary.warnings if "not fully parsed" in w] == [
+        f"{site.url('/')}: not fully parsed: nesting deeper than {MAX_NESTING}"
+    ]

@@ -65,6 +65,7 @@ class Engine:
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
         self._cut: list[str] = []  # pages cut at --max-body-size
+        self._partly: list[str] = []  # pages not fully parsed (nesting or size past the parser's limits)
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -111,6 +112,8 @@ class Engine:
                 return fetched.served
             if fetched.page is not None and fetched.result.reason == BODY_CUT:
                 self._cut.append(claim.url)
+            if fetched.page is not None and fetched.page.warning:  # pathological markup: read without a tree
+                self._partly.append(f"{claim.url}: {fetched.page.warning}")
             if fetched.final and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
             self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
@@ -250,7 +253,9 @@ class Engine:
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps = self._sorter.caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
-        warnings = self._fetcher.warnings()
+        warnings = self._fetcher.warnings() + self._partly[:10]
+        if len(self._partly) > 10:
+            warnings.append(f"… and {len(self._partly) - 10} more pages not fully parsed")
         if self._cut:
             more = f" (and {len(self._cut) - 3} more)" if len(self._cut) > 3 else ""
             warnings.append(f"{', '.join(self._cut[:3])}{more}: {BODY_CUT}; links and anchors after it not read")
