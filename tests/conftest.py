@@ -38,3 +38,25 @@ def both_clients(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(linkhound.client, "AUTO_BACKEND", request.param)
     return str(request.param)
+
+
+@pytest.fixture(autouse=True)
+def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never look a name up in real DNS but localhost: any other name fails here, at once, as a failed
+    lookup would (Python's resolver, which aiohttp and the standard library use; every network test also runs
+    on aiohttp, so a name that would leak is caught there)."""
+    import ipaddress
+    import socket
+
+    real = socket.getaddrinfo
+
+    def guarded(host: object, *args: object, **kwargs: object) -> object:
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        try:
+            ipaddress.ip_address(name.strip("[]").split("%", 1)[0])
+        except ValueError:
+            if name not in ("localhost", "None") and name:
+                raise socket.gaierror(socket.EAI_NONAME, f"tests may not look up {name!r} in DNS") from None
+        return real(host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", guarded)
