@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from .checker import BODY_CUT, CheckPolicy, HttpChecker
+from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, CrawlState, Found, Limits, Plan, StateFactory
 from .extract import Kind
@@ -16,15 +16,16 @@ from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
-from .links import LinkRules, Resolved
+from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
 from .memory_state import MemoryState
+from .notes import Notes
 from .page_parser import PageParser
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
-from .sorter import Links, LinkSorter
+from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .summary import Report
 from .traps import TrapGuard
@@ -64,8 +65,7 @@ class Engine:
         self._ledger = Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
-        self._cut: list[str] = []  # pages cut at --max-body-size
-        self._partly: list[str] = []  # pages not fully parsed (nesting or size past the parser's limits)
+        self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
         self._tasks: set[asyncio.Task[None]] = set()
@@ -110,10 +110,7 @@ class Engine:
             if fetched.same_as:
                 await self._same_as(claim, fetched)  # its result is that of the URL its redirect reached
                 return fetched.served
-            if fetched.page is not None and fetched.result.reason == BODY_CUT:
-                self._cut.append(claim.url)
-            if fetched.page is not None and fetched.page.warning:  # pathological markup: read without a tree
-                self._partly.append(f"{claim.url}: {fetched.page.warning}")
+            self._notes.fetched(claim.url, fetched)
             if fetched.final and claim.plan is Plan.PAGE:
                 await self._follow(claim, fetched)  # the back edge: children first ...
             self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
@@ -186,7 +183,7 @@ class Engine:
         depth = 0 if sitemap is not None else 1
         n = 0
         try:
-            for batch in _batches(self._sorter.files.links(inp), _SEED_BATCH):
+            for batch in batches(self._sorter.files.links(inp), _SEED_BATCH):
                 n += len(batch)
                 await self._add(inp.location, batch, depth, local=local, sitemap=sitemap, follow=bool(sitemap))
                 await asyncio.sleep(0)
@@ -252,30 +249,12 @@ class Engine:
     def _report(self, elapsed: float) -> Report:
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
-        caps = self._sorter.caps | set(self._state.cut_by()) | {f"trap suspected: {p}" for p in self._guard.suspected}
-        warnings = self._fetcher.warnings() + self._partly[:10]
-        if len(self._partly) > 10:
-            warnings.append(f"… and {len(self._partly) - 10} more pages not fully parsed")
-        if self._cut:
-            more = f" (and {len(self._cut) - 3} more)" if len(self._cut) > 3 else ""
-            warnings.append(f"{', '.join(self._cut[:3])}{more}: {BODY_CUT}; links and anchors after it not read")
-        if self._state.refetched:
-            warnings.append(f"{self._state.refetched} URL(s) requested again: first checked as links, later needed"
-                            " as pages to crawl or for their anchors")
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        traps = {f"trap suspected: {p}" for p in self._guard.suspected}
+        caps = self._sorter.caps | set(self._state.cut_by()) | traps
+        warnings = self._notes.warnings(self._fetcher.warnings(), self._state.refetched)
+        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, warnings)
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _batches(items: Links, size: int) -> Iterator[list[tuple[RawLink, Resolved | None]]]:
-    batch: list[tuple[RawLink, Resolved | None]] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -4,7 +4,7 @@ crawl state."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from sys import intern
 
 from .crawl_state import Found
@@ -107,3 +107,15 @@ class LinkSorter:
                 ledger.checked(resolved.key, result)
         else:
             ledger.decided(resolved.key, resolved.url, ref, route.status, route.reason)
+
+
+def batches(items: Links, size: int) -> Iterator[list[tuple[RawLink, Resolved | None]]]:
+    """items in lists of size (the last one shorter): a long input's links are added a batch at a time."""
+    batch: list[tuple[RawLink, Resolved | None]] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
