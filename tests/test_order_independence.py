@@ -37,10 +37,10 @@ OTHER_PAGE, OTHER_GONE = OTHER + "/x/page.html", OTHER + "/x/gone.html"
 OTHER_IDS = frozenset({"s-a"})
 ASSET = "/img/logo.png"  # in scope, but an asset by its suffix: checked, never crawled
 MISSING = ("/missing/0.html", "/missing/1.html")
-# False until the xfail tests at the end pass: a redirect whose target is already known is followed with HEAD,
-# so the target is neither crawled through it, nor given its depth, nor are the redirect's fragments checked.
-# Meanwhile the property leaves out the sites where that could change the answer (see `shortcut` in model()).
-REDIRECTS_TO_KNOWN_PAGES_FIXED = False
+# A redirect whose target is already known once followed that target with HEAD only, so the target was neither
+# crawled through it, nor given its depth, nor were the redirect's fragments checked (the tests at the end).
+# With this False, the property would leave out the sites where that changes the answer (`shortcut` in model()).
+REDIRECTS_TO_KNOWN_PAGES_FIXED = True
 
 
 # -- the generated site ------------------------------------------------------------------------------------
@@ -483,8 +483,7 @@ async def test_nofollow_link_seen_first_does_not_hide_the_crawl() -> None:
 
 
 # -- what the property found: a redirect's target and the redirect's own references ------------------------
-# Each test below fails today (strict xfail): when a fix lands it passes, and the xfail mark must go (with
-# REDIRECTS_TO_KNOWN_PAGES_FIXED set above).
+# Each test below failed before redirects to known URLs reused their result and kept the edge to their end.
 
 
 async def crawl(site: Site, **options: Any) -> tuple[dict[str, int], dict[str, tuple[Status, int]]]:
@@ -492,8 +491,6 @@ async def crawl(site: Site, **options: Any) -> tuple[dict[str, int], dict[str, t
     return {p.url: p.depth for p in report.pages}, {r.url: (r.status, r.depth) for r in report.results}
 
 
-@pytest.mark.xfail(strict=True, reason="a redirect to a URL already known as a leaf follows it with HEAD only: "
-                   "the target is never crawled, its broken links go unreported")
 async def test_redirect_to_a_page_known_as_a_leaf_crawls_it(site: Site) -> None:
     site.page("/", html("/r/0", extra='<a rel="nofollow" href="/p1.html">p1</a>'))
     site.redirect("/r/0", site.url("/p1.html"))
@@ -505,8 +502,6 @@ async def test_redirect_to_a_page_known_as_a_leaf_crawls_it(site: Site) -> None:
     assert results[site.url("/missing.html")] == (Status.BROKEN, 2)
 
 
-@pytest.mark.xfail(strict=True, reason="a redirect to a URL already known does not lower the target's depth: "
-                   "with --max-depth the target is cut, or not, by the order of the links on a page")
 async def test_depth_through_a_redirect_is_the_shortest_whatever_the_link_order(make_site: SiteFactory) -> None:
     # / -> /r/0 -> p1 is 1 hop (a redirect adds none); / -> p2 -> p1 is 2. The order of the two links on the
     # index decides, today, whether p1 is known when /r/0 is followed: redirect first passes, p2 first fails.
@@ -523,8 +518,6 @@ async def test_depth_through_a_redirect_is_the_shortest_whatever_the_link_order(
         assert results[site.url("/missing.html")] == (Status.BROKEN, 2), index
 
 
-@pytest.mark.xfail(strict=True, reason="a #fragment of a redirect whose target is already known is never checked: "
-                   "the hop to the target is a HEAD, so no anchors are read")
 async def test_fragment_of_a_redirect_to_a_known_page_is_checked(site: Site) -> None:
     site.page("/", html("/r/0#nope", extra='<span id="here">here</span>'))
     site.redirect("/r/0", site.url("/"))
@@ -543,32 +536,30 @@ def _gated_chain(site: Site, in_flight: bool) -> None:
     followed."""
     events = {name: asyncio.Event() for name in ("/r/0", "/gate.html", "/after.html")}
 
-    def gated(path: str, wait_for: str | None, response: web.Response) -> None:
+    def gated(path: str, wait_for: str | None, response: Callable[[], web.Response]) -> None:
         async def h(request: web.Request) -> web.StreamResponse:
             if path in events:
                 events[path].set()
             if wait_for is not None:
                 await asyncio.wait_for(events[wait_for].wait(), 20)  # a hang guard only
-            return response
+            return response()  # a new one each time: an answer object serves one request
 
         site.handler(path, h)
 
-    def page(*links: str) -> web.Response:
-        return web.Response(text=html(*links), content_type="text/html")
+    def page(*links: str) -> Callable[[], web.Response]:
+        return lambda: web.Response(text=html(*links), content_type="text/html")
     gated("/", None, page("/p1.html", "/p2.html"))
     gated("/p1.html", "/r/0" if in_flight else "/after.html", page("/r/0", "/gate.html"))
     gated("/p2.html", None, page("/p3.html"))
     gated("/p3.html", None, page("/r/0"))
     gated("/r/0", "/gate.html" if in_flight else None,
-          web.Response(status=301, headers={"Location": site.url("/only.html")}))
+          lambda: web.Response(status=301, headers={"Location": site.url("/only.html")}))
     gated("/only.html", None, page("/deep.html", "/after.html"))
     gated("/deep.html", None, page("/missing.html"))
     gated("/gate.html", None, page())
     gated("/after.html", None, page())
 
 
-@pytest.mark.xfail(strict=True, reason="a redirect's target keeps the depth the redirect had when it was claimed: "
-                   "a shorter path to the redirect found later never reaches the target (adopt is no edge)")
 @pytest.mark.parametrize("in_flight", [True, False], ids=["lowered-in-flight", "lowered-after"])
 async def test_shorter_path_to_a_redirect_lowers_its_target(in_flight: bool, site: Site) -> None:
     _gated_chain(site, in_flight)

@@ -94,10 +94,10 @@ class CrawlState(Protocol):
         """Record found links (children of parent, hop links further from an input than it). Returns the
         records that entered a queue because of them (new, or raised), as they will be claimed."""
 
-    async def adopt(self, found: Found) -> bool:
-        """A redirect of a page being crawled led to found: if the key is new, it is recorded as fetched
-        (done, as a page) and True is returned: the caller crawls the body it holds as that page. Otherwise
-        it is an `add`, and False."""
+    async def adopt(self, found: Found, parent: str | None = None) -> bool:
+        """A redirect of a page being crawled (parent) led to found: if the key is new, it is recorded as
+        fetched (done, as a page) and True is returned: the caller crawls the body it holds as that page.
+        Otherwise it is an `add`, and False. Either way found is parent's child at no extra depth."""
 
     async def claim(self, host: str) -> Claim | None:
         """Take the shallowest queued record of host (now in flight); None when its queue is empty."""

@@ -199,11 +199,13 @@ class Engine:
             if not self._sorter.scope.contains(final):
                 return  # redirected out of scope: its links are not ours to check
             key = canonical_key(final)
-            end = Found(key, final, host_of(final), claim.depth, self.settings.recursive)
-            if page is None:  # the end is known, so only its status was asked: it is crawled on its own
-                await self._state_add([end])
+            depth = self._state.depth(claim.key)  # maybe shorter than when it was claimed
+            end = Found(key, final, host_of(final), claim.depth if depth is None else depth, self.settings.recursive)
+            if page is None:  # no body to crawl here: the end is crawled on its own
+                await self._state_add([end], claim.key, hop=0)
                 return
-            if not await self._state.adopt(end):
+            if not await self._state.adopt(end, claim.key):
+                self._before_page(end)
                 return  # a page known on its own: crawled once, for itself
             adopted = dataclasses.replace(fetched.result, url=final, redirects=())
             self._ledger.adopt(key, final, adopted, fetched.anchors)
@@ -223,9 +225,16 @@ class Engine:
         end = fetched.same_as
         key = canonical_key(end)
         crawl = claim.plan is Plan.PAGE and self.settings.recursive and self._sorter.scope.contains(end)
-        await self._state_add([Found(key, end, host_of(end), claim.depth, crawl, claim.plan >= Plan.BODY)],
-                              claim.key, hop=0)
+        depth = self._state.depth(claim.key)
+        found = Found(key, end, host_of(end), claim.depth if depth is None else depth, crawl, claim.plan >= Plan.BODY)
+        await self._state.adopt(found, claim.key)  # known: an add, with the edge of no length
+        self._before_page(found)
         self._ledger.same_as(claim.key, key, fetched.result)
+
+    def _before_page(self, found: Found) -> None:
+        """A page that may now be crawled: its host's robots.txt is read first (once per host)."""
+        if found.crawl:
+            self._fetcher.prepare(Claim(found.key, found.url, found.host, 0, Plan.PAGE, False), self._scheduler.wake_host)
 
     async def _add(
         self, source: str, links: Links, depth: int, parent: str | None = None, hop: int = 1, *, follow: bool = False,

@@ -36,6 +36,7 @@ class Ledger:
         self._emit = emit
         self._targets: dict[str, Target] = {}
         self._done: list[Target] = []  # in the order of their first result
+        self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -81,10 +82,9 @@ class Ledger:
         ending = self._targets.get(end)
         if ending is None:
             ending = self._targets[end] = Target(end, redirect.redirects[-1] if redirect.redirects else end)
+        ending.same_as = [*(ending.same_as or ()), (target, redirect)]  # end's later results pass on too
         if ending.result is not None:
             self._pass_on(ending, target, redirect)
-        else:
-            ending.same_as = [*(ending.same_as or ()), (target, redirect)]
 
     def _settle_loops(self) -> None:
         """Redirects still waiting for the result of their end when the run is over go round in a circle
@@ -115,9 +115,13 @@ class Ledger:
                 self._emit(_with_refs(result, self._all_refs(target)))
         for fragment in sorted(target.fragment_refs):
             self._check_fragment(target, fragment)
-        waiting_here, target.same_as = target.same_as, None  # passed on once (a circle of redirects ends here)
-        for waiting, redirect in waiting_here or ():
-            self._pass_on(target, waiting, redirect)
+        if target.same_as and key not in self._passing:  # (a circle of redirects stops where it began)
+            self._passing.add(key)
+            try:
+                for waiting, redirect in target.same_as:
+                    self._pass_on(target, waiting, redirect)
+            finally:
+                self._passing.discard(key)
 
     def _check_fragment(self, target: Target, fragment: str) -> None:
         result = target.result

@@ -80,16 +80,19 @@ class MemoryState:
                 kids.append(r)
         return changed
 
-    async def adopt(self, found: Found) -> bool:
+    async def adopt(self, found: Found, parent: str | None = None) -> bool:
         r = self._records.get(found.key)
-        if r is not None:
+        adopted = r is None
+        if r is None:
+            r = self._records[found.key] = _Rec(found)
+            r.plan = r.served = Plan.PAGE
+            r.progress = Progress.DONE
+            self._pages += 1
+        else:
             self._update(r, found, [])
-            return False
-        r = self._records[found.key] = _Rec(found)
-        r.plan = r.served = Plan.PAGE
-        r.progress = Progress.DONE
-        self._pages += 1
-        return True
+        if parent is not None and (redirect := self._records.get(parent)) is not None:
+            redirect.children, redirect.hop = [r], 0  # a redirect is a hop of no length: its end moves up with it
+        return adopted
 
     async def claim(self, host: str) -> Claim | None:
         queue = self._queues.get(host)
