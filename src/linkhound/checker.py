@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import NamedTuple
@@ -61,8 +61,12 @@ class HttpChecker:
         self._pool = pool
         self._policy = policy
 
-    async def check(self, url: str, method: str, want_body: Callable[[str], bool], host: str = "") -> Outcome:
-        """Check url with method ("GET" or "HEAD"); the caller holds the slot of its host (host_of(url))."""
+    async def check(
+        self, url: str, method: str, want_body: Callable[[str], bool], host: str = "",
+        headers: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
+        caller holds the slot of its host (host_of(url))."""
         policy = self._policy
         accept = policy.accepted(url) if policy.status_rules else policy.accept
         host = host or host_of(url)
@@ -71,7 +75,7 @@ class HttpChecker:
         while True:
             t0 = time.monotonic()
             try:
-                resp = await self._client.fetch(url, method, want_body)
+                resp = await self._client.fetch(url, method, want_body, headers)
             except TimeoutError:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if attempt < policy.max_retries:

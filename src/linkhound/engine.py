@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from .checker import BODY_CUT, CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
@@ -30,6 +31,9 @@ from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key, host_of, resolve
+
+if TYPE_CHECKING:
+    from .cache import ResultCache
 
 _INPUT = "(input)"
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
@@ -61,7 +65,8 @@ class Engine:
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method)
+        self._cache = _open_cache(s)
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, self._cache)
         self._ledger = Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
@@ -83,6 +88,8 @@ class Engine:
                     await self._fetcher.close()
             finally:
                 await self._parser.close()
+                if self._cache is not None:
+                    self._cache.close()
             return self._report(time.monotonic() - started)
 
     async def _check_all(self, inputs: list[Input]) -> None:
@@ -237,6 +244,14 @@ class Engine:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _open_cache(s: Settings) -> ResultCache | None:
+    if not s.cache:
+        return None
+    from .cache import CachePolicy, ResultCache  # sqlite3 is loaded only by runs that use it
+
+    return ResultCache(s.cache_file, CachePolicy.from_settings(s))
 
 
 def _batches(items: Links, size: int) -> Iterator[list[tuple[RawLink, Resolved | None]]]:
