@@ -150,6 +150,9 @@ class Settings:
     include_crawl: tuple[str, ...] = option((), "crawl only pages matching REGEX", CRAWLING, metavar="REGEX")
     exclude_crawl: tuple[str, ...] = option((), "never crawl pages matching REGEX", CRAWLING, metavar="REGEX")
     robots: bool = option(True, "obey robots.txt and its Crawl-delay when crawling", CRAWLING)
+    state: str | None = option(
+        None, "keep the crawl's state in DIR: the same command run again resumes it after a kill or Ctrl+C",
+        CRAWLING, metavar="DIR")
     max_path_variants: int = option(
         MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
         CRAWLING, metavar="N", at_least=1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import time
 from collections.abc import Callable, Iterable
 
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
@@ -72,8 +71,8 @@ class SqliteState:
     atomic with respect to the other tasks of the event loop, as in MemoryState, whose rules this one repeats.
 
     Writes gather in one open transaction that is committed `commit_interval` seconds after its first write
-    (or at the end of a step past that age, or on flush()/close()): a kill loses at most that much work, and a
-    crawl pays for a commit about once a second instead of once per step. Opening a file that holds records
+    (or on flush()/close()): a kill loses at most that much work, and a crawl pays for a commit about once a
+    second instead of once per step. Opening a file that holds records
     resumes them: what was in flight when the last run ended is queued again.
     """
 
@@ -90,7 +89,7 @@ class SqliteState:
         self._on_host_ready = on_host_ready
         self._interval = commit_interval
         self._db = _open(path)
-        self._opened = time.monotonic()
+        self._before_commit: list[Callable[[], None]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
@@ -160,7 +159,6 @@ class SqliteState:
                 edges.append((page.id, r.id))  # type: ignore[union-attr]
         if edges:
             self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?)", edges)
-        self._end()
         return changed
 
     async def adopt(self, found: Found) -> bool:
@@ -168,12 +166,10 @@ class SqliteState:
         r = self._load(found.key)
         if r is not None:
             self._update(r, found, [])
-            self._end()
             return False
         self._db.execute(_ADOPT, (found.key, _url_column(found), found.host, found.depth, found.crawl, found.body,
                                   found.seed))
         self._pages += 1
-        self._end()
         return True
 
     async def claim(self, host: str) -> Claim | None:
@@ -188,7 +184,6 @@ class SqliteState:
         if cached is not None:
             cached.progress = _IN_FLIGHT
         self._dequeued(host)
-        self._end()
         return Claim(key, key if url is None else url, host, depth, Plan(plan), bool(seed))
 
     async def done(self, claim: Claim, served: Plan) -> None:
@@ -204,7 +199,6 @@ class SqliteState:
             r.progress = _DONE
             self._unfinished -= 1
         self._save(r)
-        self._end()
 
     def record(self, key: str) -> Record | None:
         r = self._load(key)
@@ -239,9 +233,34 @@ class SqliteState:
             self._timer.cancel()
             self._timer = None
         if self._db.in_transaction:
+            for write in self._before_commit:
+                write()
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                                  [("pages", self._pages), ("refetched", self.refetched), ("seq", self._seq)])
             self._db.execute("COMMIT")
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The file's connection, for a store that keeps its own tables in the same transactions."""
+        return self._db
+
+    def write_soon(self) -> None:
+        """Open a transaction if none is (committed within the interval): a store sharing it has writes."""
+        self._begin()
+
+    def before_commit(self, write: Callable[[], None]) -> None:
+        """Call write() in each transaction just before it is committed."""
+        self._before_commit.append(write)
+
+    async def requeue(self, key: str) -> None:
+        """A record marked done whose result was lost (a claim cancelled when a run stopped) is fetched again."""
+        r = self._load(key)
+        if r is not None and r.progress == _DONE:
+            self._begin()
+            r.served = None
+            self._unfinished += 1
+            self._enqueue(r)
+            self._save(r)
 
     def close(self) -> None:
         """Commit and close (again: nothing)."""
@@ -254,13 +273,9 @@ class SqliteState:
         self._announce()
         if not self._db.in_transaction:
             self._db.execute("BEGIN")
-            self._opened = time.monotonic()
-            if self._interval > 0:  # commit even if no step comes along to do it (a crawl waiting on a slow host)
-                self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
-
-    def _end(self) -> None:
-        if time.monotonic() - self._opened >= self._interval:
-            self.flush()
+            # Committed from the event loop, between tasks' steps: a commit never splits what one step did (a
+            # page's links added, its result recorded, its record done), so the file always holds whole steps.
+            self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
 
     # -- the rules (as in MemoryState) -----------------------------------------------------------------
 
@@ -378,6 +393,9 @@ class SqliteState:
             self._old, self._young = young, {}  # two generations: an LRU's effect at a dict's cost
             young = self._young
         young[r.key] = r
+
+    def done_keys(self) -> list[str]:
+        return [key for (key,) in self._db.execute("SELECT key FROM records WHERE progress = 2")]
 
     def _announce(self) -> None:
         if self._unannounced:
