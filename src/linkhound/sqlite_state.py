@@ -50,8 +50,9 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
          " seq = ? WHERE id = ?")
 _ADOPT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
           " VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)")  # fetched already, as a page
-_CLAIM = ("UPDATE records SET progress = 1 WHERE id = (SELECT id FROM records WHERE host = ? AND progress = 0"
-          " ORDER BY depth, seq LIMIT 1) RETURNING key, url, depth, plan, seed")
+# (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
+_CLAIM = ("SELECT id, key, url, depth, plan, seed FROM records WHERE host = ? AND progress = 0"
+          " ORDER BY depth, seq LIMIT 1")
 
 
 class _Rec:
@@ -179,7 +180,8 @@ class SqliteState:
         self._begin()
         row = self._db.execute(_CLAIM, (host,)).fetchone()
         assert row is not None, host  # the count said the queue holds one
-        key, url, depth, plan, seed = row
+        rid, key, url, depth, plan, seed = row
+        self._db.execute("UPDATE records SET progress = 1 WHERE id = ?", (rid,))
         cached = self._young.get(key) or self._old.get(key)
         if cached is not None:
             cached.progress = _IN_FLIGHT
