@@ -71,10 +71,10 @@ class SqliteState:
     """CrawlState in a SQLite file (WAL). Every method runs its statements without yielding, so each step is
     atomic with respect to the other tasks of the event loop, as in MemoryState, whose rules this one repeats.
 
-    Writes gather in one open transaction that is committed `commit_interval` seconds after its first write
-    (or on flush()/close()): a kill loses at most that much work, and a crawl pays for a commit about once a
-    second instead of once per step. Opening a file that holds records
-    resumes them: what was in flight when the last run ended is queued again.
+    Writes gather in one open transaction, committed by the event loop `commit_interval` seconds after its
+    first write (or on flush()/close()): a kill loses at most that much work, and a crawl pays for a commit
+    about once a second instead of once per step. Opening a file that holds records resumes them: what was in
+    flight when the last run ended is queued again.
     """
 
     def __init__(
