@@ -37,7 +37,7 @@ RESULTS: tuple[Result, ...] = (
         Status.BROKEN,
         404,
         "Not Found",
-        elapsed=0.301,
+        cached=True,  # reused from an earlier run (--cache): no request, no time
         references=(
             md("docs/b.md", 2, 7, "https://example.test/missing"),
             ref("docs/a.md", 10, 1, text="https://example.test/missing"),

@@ -102,7 +102,7 @@ def test_compact_lists_only_problems_unless_verbose() -> None:
 
 def test_compact_groups_every_referrer_under_the_url() -> None:
     out = reporter_for("compact").finish(REPORT)
-    block = out.split("✗ broken: https://example.test/missing (404 Not Found)\n")[1].split("\n✗")[0]
+    block = out.split("✗ broken: https://example.test/missing (404 Not Found) [cached]\n")[1].split("\n✗")[0]
     assert block.splitlines() == [
         "    in docs/a.md:3:5 (markdown inline)",
         "    in docs/a.md:10:1 (a href)",

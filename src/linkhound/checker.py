@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import NamedTuple
@@ -70,8 +70,10 @@ class HttpChecker:
         want_body: Callable[[str], bool],
         host: str = "",
         known: Callable[[str], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Outcome:
-        """Check url with method ("GET" or "HEAD"); the caller holds the slot of its host (host_of(url))."""
+        """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
+        caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed."""
         policy = self._policy
         accept = policy.accepted(url) if policy.status_rules else policy.accept
         host = host or host_of(url)
@@ -80,7 +82,7 @@ class HttpChecker:
         while True:
             t0 = time.monotonic()
             try:
-                resp = await self._client.fetch(url, method, want_body, known)
+                resp = await self._client.fetch(url, method, want_body, known, headers)
             except TimeoutError:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if attempt < policy.max_retries:

@@ -100,11 +100,17 @@ class HttpClient:
         self._cookies.save()
 
     async def fetch(
-        self, url: str, method: str, want_body: Callable[[str], bool], known: Callable[[str], bool] | None = None
+        self,
+        url: str,
+        method: str,
+        want_body: Callable[[str], bool],
+        known: Callable[[str], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
-        want_body(content_type) decides, once the final headers are in, whether to read the body.
+        want_body(content_type) decides, once the final headers are in, whether to read the body; headers go
+        with every hop (a cached entry's validators: If-None-Match, If-Modified-Since).
         Raises NetworkError, TimeoutError, RedirectError, or AddressExcluded when a hop's host is or
         resolves to an excluded address. Credentials are chosen for each hop by its own URL (see _headers_for).
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
@@ -113,7 +119,7 @@ class HttpClient:
         seen = {url}
         current = url
         while True:
-            hop = await self._request(method, current, url, tuple(chain))
+            hop = await self._request(method, current, url, tuple(chain), headers)
             status = hop.status
             location = hop.headers.get("Location") if status in (301, 302, 303, 307, 308) else None
             if location is None:
@@ -141,12 +147,17 @@ class HttpClient:
                 raise KnownTarget(target, tuple(chain))
             current = target
 
-    async def _request(self, method: str, url: str, origin: str, chain: tuple[str, ...]) -> Hop:
+    async def _request(
+        self, method: str, url: str, origin: str, chain: tuple[str, ...], extra: Mapping[str, str] | None = None
+    ) -> Hop:
         """One hop to url, of the link to origin."""
         try:
             if self._filtering:
                 self._options.addresses.check_literal(hostname_of(url))
-            hop = await self._transport.send(method, url, self._headers_for(url, origin))
+            headers: Mapping[str, str] | None = self._headers_for(url, origin)
+            if extra:
+                headers = {**headers, **extra} if headers else extra
+            hop = await self._transport.send(method, url, headers)
         except AddressExcluded as e:
             raise e.via(chain) from None
         self._cookies.store(url, hop.set_cookies())

@@ -4,9 +4,11 @@ before parents, stop cleanly."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
@@ -32,6 +34,10 @@ from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key, host_of, resolve, scheme_of
 
+if TYPE_CHECKING:
+    from .cache import ResultCache
+    from .persistent_ledger import PersistentLedger
+
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
 
@@ -53,7 +59,18 @@ class Engine:
         per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
         self._pool = HostPool(default, per_host, max_wait=s.max_retry_wait)
         limits = Limits(s.max_depth, s.max_pages)
-        self._state: CrawlState = state(limits, lambda host: self._scheduler.host_ready(host))
+
+        def ready(host: str) -> None:
+            self._scheduler.host_ready(host)
+
+        self._state: CrawlState
+        self._journal: PersistentLedger | None = None  # --state: the crawl kept on disk, resumable
+        if s.state is not None:
+            from .persistent_ledger import open_crawl
+
+            self._state, self._journal = open_crawl(s.state, limits, ready, emit)
+        else:
+            self._state = state(limits, ready)
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
         checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
@@ -61,13 +78,17 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known)
-        self._ledger = Ledger(emit)
+        self._cache = _open_cache(s)
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        self._ledger = self._journal if self._journal is not None else Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
-        self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
+        # url, key, links, followed
+        self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
         self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
+        if self._journal is not None:
+            self._journal.notes_source = self._run_notes
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
@@ -76,13 +97,18 @@ class Engine:
 
     async def run(self, inputs: list[Input]) -> Report:
         started = time.monotonic()
-        with fewer_collections():  # the report too: it makes a result per URL
+        with fewer_collections(), contextlib.ExitStack() as kept:  # the report too: it makes a result per URL
+            if self._journal is not None:
+                kept.callback(self._journal.close)  # after the report, which reads the state
+                await self._journal.resume(self.settings, inputs, self._sorter.files, self._state.depth)
             try:
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
             finally:
                 await self._parser.close()
+                if self._cache is not None:
+                    self._cache.close()
             return self._report(time.monotonic() - started)
 
     async def _check_all(self, inputs: list[Input]) -> None:
@@ -234,7 +260,8 @@ class Engine:
     def _before_page(self, found: Found) -> None:
         """A page that may now be crawled: its host's robots.txt is read first (once per host)."""
         if found.crawl:
-            self._fetcher.prepare(Claim(found.key, found.url, found.host, 0, Plan.PAGE, False), self._scheduler.wake_host)
+            page = Claim(found.key, found.url, found.host, found.depth, Plan.PAGE, False)
+            self._fetcher.prepare(page, self._scheduler.wake_host)
 
     async def _add(
         self, source: str, links: Links, depth: int, parent: str | None = None, hop: int = 1, *, follow: bool = False,
@@ -250,7 +277,10 @@ class Engine:
             self._fetcher.prepare(claim, self._scheduler.wake_host)
 
     def _page(self, url: str, key: str | None, links: int, followed: bool) -> None:
-        self._pages.append((url, key, links, followed))
+        if self._journal is None:
+            self._pages.append((url, key, links, followed))
+        elif not self._journal.page((url, key, links, followed)):
+            return  # read again on resume: recorded by the run that was stopped
         if self._emit is not None:
             depth = self._state.depth(key) if key is not None else None
             self._emit(Page(url, depth or 0, links, followed))
@@ -258,12 +288,25 @@ class Engine:
     def _report(self, elapsed: float) -> Report:
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
-        traps = {f"trap suspected: {p}" for p in self._guard.suspected}
-        caps = self._sorter.caps | set(self._state.cut_by()) | traps
-        warnings = self._notes.warnings(self._fetcher.warnings(), self._state.refetched)
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, warnings)
+        caps, warnings = self._run_notes()
+        caps |= set(self._state.cut_by())
+        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+
+    def _run_notes(self) -> tuple[set[str], list[str]]:
+        """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""
+        caps = self._sorter.caps | {f"trap suspected: {p}" for p in self._guard.suspected}
+        warnings = list(self._notes.warnings(self._fetcher.warnings(), self._state.refetched))
+        return (caps, warnings) if self._journal is None else self._journal.notes(caps, warnings)
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _open_cache(s: Settings) -> ResultCache | None:
+    if not s.cache:
+        return None
+    from .cache import CachePolicy, ResultCache  # sqlite3 is loaded only by runs that use it
+
+    return ResultCache(s.cache_file, CachePolicy.from_settings(s))

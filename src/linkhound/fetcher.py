@@ -4,8 +4,9 @@ X-Robots-Tag, and how much of the claim's plan the answer satisfies."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
@@ -18,6 +19,9 @@ from .parsed_page import ParsedPage
 from .robots import Robots
 from .status import Status
 from .types import Result
+
+if TYPE_CHECKING:
+    from .cache import ResultCache
 
 # Response types whose body is read when a page is crawled or its anchors are needed.
 PARSABLE = frozenset(
@@ -45,9 +49,11 @@ class Fetcher:
         robots: Robots | None,
         method: str,
         known: Callable[[str], bool] | None = None,  # URLs the run checks on its own: a redirect to one reuses it
+        cache: ResultCache | None = None,
     ) -> None:
         self._known = known
         self._checker = checker
+        self._cache = cache
         self._parser = parser
         self._pool = pool
         self._robots = robots
@@ -83,10 +89,32 @@ class Fetcher:
         refusal = await self._robots_refusal(claim)
         if refusal is not None:
             return Fetched(refusal, Plan.PAGE)
+        entry = None
+        if self._cache is not None:
+            entry = self._cache.get(claim.key)
+            if entry is not None and not self._cache.usable(entry, claim.plan):
+                entry = None  # nothing in it for this claim: neither reused nor revalidated
+            elif entry is not None and self._cache.fresh(entry):
+                return Fetched(entry.result(claim.url, claim.depth, cached=True), entry.serves(), None, entry.anchors)
+        validators = entry.validators() if entry is not None else None
         want = claim.plan >= Plan.BODY
         method = "GET" if want or self._get_leaves else "HEAD"
         wanted = lambda ctype: want and ctype in PARSABLE  # noqa: E731
-        outcome = await self._checker.check(claim.url, method, wanted, claim.host, self._known)
+        outcome = await self._checker.check(claim.url, method, wanted, claim.host, self._known, validators)
+        response = outcome.response
+        if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
+            if entry is not None and validators and outcome.code == 304 and response is not None:
+                self._cache.renew(claim.key, claim.url, entry, response.headers)  # unchanged: good for longer
+                result = entry.result(claim.url, claim.depth, cached=False)
+                return Fetched(dataclasses.replace(result, elapsed=outcome.elapsed), entry.serves(), None,
+                               entry.anchors)
+            fetched = await self._answer(claim, outcome)
+            self._cache.put(claim.key, fetched.result, response.headers if response is not None else None,
+                            fetched.anchors)
+            return fetched
+        return await self._answer(claim, outcome)
+
+    async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         result = _result(claim, outcome)
         if outcome.same_as:
             return Fetched(result, Plan.PAGE, same_as=outcome.same_as)

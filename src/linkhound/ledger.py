@@ -138,6 +138,7 @@ class Ledger:
             reason=f"no anchor #{fragment}",
             depth=result.depth,
             content_type=result.content_type,
+            cached=result.cached,  # the anchors were the cache's too
         )
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
@@ -190,4 +191,5 @@ class Ledger:
 def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None = None) -> Result:
     """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
     depth = r.depth if depth is None else depth
-    return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references)
+    return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,
+                  r.cached)

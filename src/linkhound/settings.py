@@ -42,6 +42,18 @@ def parse_accept(spec: str, option: str = "accept") -> frozenset[int]:
     return frozenset(codes)
 
 
+_AGE_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_AGE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw]?)")
+
+
+def parse_age(text: str) -> float:
+    """Seconds in "90s", "30m", "12h", "1d", "2w" (a bare number is seconds); ValueError otherwise."""
+    m = _AGE.fullmatch(text.strip().lower())
+    if m is None:
+        raise ValueError(f"'{text}' is not a duration like 90s, 30m, 12h, 1d or 2w")
+    return float(m[1]) * _AGE_UNITS[m[2] or "s"]
+
+
 def format_accept(codes: frozenset[int]) -> str:
     """The shortest spec parse_accept reads back as codes: "200..=299,403"."""
     parts: list[str] = []
@@ -138,6 +150,9 @@ class Settings:
     include_crawl: tuple[str, ...] = option((), "crawl only pages matching REGEX", CRAWLING, metavar="REGEX")
     exclude_crawl: tuple[str, ...] = option((), "never crawl pages matching REGEX", CRAWLING, metavar="REGEX")
     robots: bool = option(True, "obey robots.txt and its Crawl-delay when crawling", CRAWLING)
+    state: str | None = option(
+        None, "keep the crawl's state in DIR: the same command run again resumes it after a kill or Ctrl+C",
+        CRAWLING, metavar="DIR")
     max_path_variants: int = option(
         MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
         CRAWLING, metavar="N", at_least=1)
@@ -236,6 +251,16 @@ class Settings:
         group=REQUESTS, factory=dict, secret=True, config_only=True,
     )
     host_stats: bool = option(False, "print per-host request statistics", REQUESTS)
+    cache: bool = option(False, "reuse results of earlier runs kept in --cache-file", REQUESTS)
+    cache_file: str = option(".linkhound/cache.sqlite", "the results cache, shared by runs", REQUESTS, metavar="FILE")
+    max_cache_age: str = option("1d", "how long a cached result is reused without asking: 90s, 30m, 12h, 1d, 2w",
+                                REQUESTS, metavar="AGE")
+    cache_errors: bool = option(False, "reuse cached failures too (by default only successes are)", REQUESTS)
+    cache_exclude_status: frozenset[int] = option(
+        frozenset(), "never reuse cached results with these codes, e.g. 429,500..=599", REQUESTS, metavar="CODES",
+        parse=lambda spec: parse_accept(spec, "cache_exclude_status") if spec.strip() else frozenset(),
+        show=format_accept, default_text="none",
+    )
     # -- output
     format: str = option("compact", f"report format: {', '.join(FORMATS)}", OUTPUT, short="-f", metavar="FORMAT")
     output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE")
@@ -295,6 +320,10 @@ class Settings:
                 "reqwest can't vet the addresses a name resolves to, which --exclude-private and its friends need:"
                 " use 'auto' or 'aiohttp'",
             )
+        try:
+            c["max_cache_age"] = parse_age(self.max_cache_age)
+        except ValueError as e:
+            raise OptionError("max_cache_age", str(e)) from None
         per_host = load_host_config(self.host_config) if self.host_config else {}
         per_host.update(parse_hosts(self.hosts, ""))
         c["hosts"] = per_host
@@ -319,6 +348,11 @@ class Settings:
     def addresses(self) -> AddressFilter:
         """Which kinds of IP address are excluded (--exclude-private, -loopback, -link-local, -all-private)."""
         return self._compiled["addresses"]  # type: ignore[no-any-return]
+
+    @property
+    def cache_age(self) -> float:
+        """--max-cache-age in seconds."""
+        return self._compiled["max_cache_age"]  # type: ignore[no-any-return]
 
     @property
     def parse_workers(self) -> int:

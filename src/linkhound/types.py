@@ -72,6 +72,7 @@ class Result:
     depth: int = 0
     content_type: str = ""
     references: tuple[Reference, ...] = field(default=())
+    cached: bool = False  # reused from the cache of an earlier run (--cache), without a request
 
     @property
     def is_ok(self) -> bool:

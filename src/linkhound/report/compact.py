@@ -22,6 +22,7 @@ from .common import (
     where,
 )
 
+CACHED = "[cached]"  # after a result reused from an earlier run's cache (--cache)
 MARKS: dict[Status, str] = {s: "✗" if s.is_broken else "-" for s in Status} | {
     Status.OK: "✓",
     Status.BLOCKED: "⚠",
@@ -63,6 +64,8 @@ class Compact(WholeReport):
         detail = describe(result)
         if detail != LABELS[result.status]:
             head += f" ({printable(detail)})"
+        if result.cached:
+            head += " " + self._dim(CACHED)
         lines = [head]
         if result.redirects:
             lines.append(self._dim(f"    redirected to {printable(' -> '.join(result.redirects))}"))

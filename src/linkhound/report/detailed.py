@@ -45,7 +45,8 @@ class Detailed(WholeReport):
         if detail != status:
             status += f" ({detail})"
         lines = [display_url(result.url), f"  status:     {self._paint(printable(status), result.status)}"]
-        lines.append(f"  time:       {duration(result.elapsed)}")
+        cached = " (cached: not requested)" if result.cached else ""
+        lines.append(f"  time:       {duration(result.elapsed)}{cached}")
         if result.redirects:
             chain = " -> ".join((display_url(result.url), *map(printable, result.redirects)))
             lines.append(f"  redirected: {chain}")

@@ -159,6 +159,8 @@ def _row(result: Result) -> Record:
     record["hops"] = [printable(hop) for hop in result.redirects]
     record["label"] = LABELS[result.status]
     record["detail"] = printable(detail) if detail != LABELS[result.status] else ""
+    if result.cached:  # reused from an earlier run's cache (--cache)
+        record["detail"] = f"{record['detail']} (cached)" if record["detail"] else "cached"
     record["references"] = [
         reference_record(r) | {"where": printable(where(r))} for r in sorted_refs(result.references)
     ]

@@ -54,6 +54,7 @@ def result_record(result: Result) -> Record:
         "duration": round(result.elapsed, 3),
         "depth": result.depth,
         "content_type": result.content_type,
+        "cached": result.cached,
         "references": [reference_record(r) for r in (sorted_refs(refs) if len(refs) > 1 else refs)],
     }
 

@@ -111,6 +111,7 @@ def _result(result: Result, ref: Reference | None) -> Record:
         "status": result.status.value,
         "code": result.code,
         "redirects": list(result.redirects),
+        "cached": result.cached,
     }
     return out
 

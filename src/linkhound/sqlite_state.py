@@ -1,0 +1,452 @@
+"""The crawl state in a SQLite file: records, parent -> child edges and per-host queues on disk, so memory stays
+flat however large the crawl, and a run killed at any point resumes from its last commit."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable, Iterable
+
+from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+from .exceptions import UsageError
+
+SCHEMA_VERSION = 1
+_QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
+_PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
+_NO_LIMITS = Limits()
+
+# One row per canonical key. The queue index is partial: it holds only queued rows, so it stays the size of the
+# frontier, not of the crawl. seq orders equal depths in the order records were (re)queued, as the heap does in
+# MemoryState; url is NULL where it equals the key (nearly always), which halves the text stored.
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value);
+CREATE TABLE IF NOT EXISTS records (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    url TEXT,
+    host TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    plan INTEGER NOT NULL,
+    served INTEGER,
+    progress INTEGER NOT NULL,
+    crawlable INTEGER NOT NULL,
+    body INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    hop INTEGER NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS queue ON records (host, depth, seq) WHERE progress = 0;
+CREATE INDEX IF NOT EXISTS in_flight ON records (host) WHERE progress = 1;
+CREATE TABLE IF NOT EXISTS edges (parent INTEGER NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (parent, child))
+    WITHOUT ROWID;
+"""
+_COLUMNS = "id, key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq"
+_BY_KEY = f"SELECT {_COLUMNS} FROM records WHERE key = ?"
+_BY_ID = f"SELECT {_COLUMNS} FROM records WHERE id = ?"
+_CHILDREN = "SELECT child FROM edges WHERE parent = ?"
+_INSERT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
+           " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")
+_SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, crawlable = ?, body = ?, seed = ?,"
+         " seq = ? WHERE id = ?")
+_ADOPT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
+          " VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)")  # fetched already, as a page
+# (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
+_CLAIM = ("SELECT id, key, url, depth, plan, seed FROM records WHERE host = ? AND progress = 0"
+          " ORDER BY depth, seq LIMIT 1")
+
+
+class _Rec:
+    """One row, read for a step and written back when the step changed it."""
+
+    __slots__ = ("id", "key", "url", "host", "depth", "plan", "served", "progress", "crawlable", "body", "seed",
+                 "hop", "seq")
+
+    def __init__(self, row: tuple[int, str, str | None, str, int, int, int | None, int, int, int, int, int, int]):
+        (self.id, self.key, url, self.host, self.depth, self.plan, self.served, self.progress, self.crawlable,
+         self.body, self.seed, self.hop, self.seq) = row
+        self.url = self.key if url is None else url
+
+
+class SqliteState:
+    """CrawlState in a SQLite file (WAL). Every method runs its statements without yielding, so each step is
+    atomic with respect to the other tasks of the event loop, as in MemoryState, whose rules this one repeats.
+
+    Writes gather in one open transaction, committed by the event loop `commit_interval` seconds after its
+    first write (or on flush()/close()): a kill loses at most that much work, and a crawl pays for a commit
+    about once a second instead of once per step. Opening a file that holds records resumes them: what was in
+    flight when the last run ended is queued again.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        limits: Limits = _NO_LIMITS,
+        on_host_ready: Callable[[str], None] = lambda host: None,
+        commit_interval: float = 1.0,
+        cache_size: int = 10_000,
+    ) -> None:
+        self.path = path
+        self._limits = limits
+        self._on_host_ready = on_host_ready
+        self._interval = commit_interval
+        self._db = _open(path)
+        self._before_commit: list[Callable[[], None]] = []
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
+        # once per page. The file stays the only truth: every change is written, the cache only saves reads.
+        self._cache_size = cache_size
+        self._young: dict[str, _Rec] = {}
+        self._old: dict[str, _Rec] = {}
+        try:
+            self._resume()
+        except BaseException:
+            self._db.close()
+            raise
+
+    def _resume(self) -> None:
+        db = self._db
+        meta = dict(db.execute("SELECT name, value FROM meta"))
+        self._pages = int(meta.get("pages", 0))  # PAGE plans granted
+        self.refetched = int(meta.get("refetched", 0))
+        self._seq = int(meta.get("seq", 0))
+        # a crash left these in flight: nothing was recorded of their fetch, so they are fetched again
+        db.execute("BEGIN")
+        db.execute("UPDATE records SET progress = 0 WHERE progress = 1")
+        db.execute("COMMIT")
+        self._per_host: dict[str, int] = dict(
+            db.execute("SELECT host, count(*) FROM records WHERE progress = 0 GROUP BY host"))
+        self._queued = self._unfinished = sum(self._per_host.values())
+        # announced on first use, not here: the caller's on_host_ready may not work until we are returned
+        self._unannounced = sorted(self._per_host)
+
+    # -- the protocol ----------------------------------------------------------------------------------
+
+    @property
+    def unfinished(self) -> int:
+        self._announce()
+        return self._unfinished
+
+    @property
+    def queued(self) -> int:
+        self._announce()
+        return self._queued
+
+    def has_work(self, host: str) -> bool:
+        self._announce()
+        return self._per_host.get(host, 0) > 0
+
+    def __len__(self) -> int:
+        return int(self._db.execute("SELECT count(*) FROM records").fetchone()[0])
+
+    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
+        self._begin()
+        changed: list[Claim] = []
+        edges: list[tuple[int, int]] | None = None
+        page = self._load(parent) if parent is not None else None
+        if page is not None:
+            edges = []
+            if page.hop != hop:
+                page.hop = hop
+                self._db.execute("UPDATE records SET hop = ? WHERE id = ?", (hop, page.id))
+        for f in found:
+            r = self._load(f.key)
+            if r is None:
+                r = self._insert(f)
+                changed.append(_claim_of(r))
+            elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
+                self._update(r, f, changed)
+            if edges is not None:
+                edges.append((page.id, r.id))  # type: ignore[union-attr]
+        if edges:
+            self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?)", edges)
+        return changed
+
+    async def adopt(self, found: Found, parent: str | None = None) -> bool:
+        self._begin()
+        r = self._load(found.key)
+        adopted = r is None
+        if r is None:
+            self._db.execute(_ADOPT, (found.key, _url_column(found), found.host, found.depth, found.crawl,
+                                      found.body, found.seed))
+            self._pages += 1
+        else:
+            self._update(r, found, [])
+        redirect = self._load(parent) if parent is not None else None
+        end = self._load(found.key)
+        if redirect is not None and end is not None:  # a redirect is a hop of no length: its end moves up with it
+            redirect.hop = 0
+            self._db.execute("UPDATE records SET hop = 0 WHERE id = ?", (redirect.id,))
+            self._db.execute("INSERT OR IGNORE INTO edges VALUES (?, ?)", (redirect.id, end.id))
+        return adopted
+
+    async def claim(self, host: str) -> Claim | None:
+        self._announce()
+        if not self._per_host.get(host):
+            return None
+        self._begin()
+        row = self._db.execute(_CLAIM, (host,)).fetchone()
+        assert row is not None, host  # the count said the queue holds one
+        rid, key, url, depth, plan, seed = row
+        self._db.execute("UPDATE records SET progress = 1 WHERE id = ?", (rid,))
+        cached = self._young.get(key) or self._old.get(key)
+        if cached is not None:
+            cached.progress = _IN_FLIGHT
+        self._dequeued(host)
+        return Claim(key, key if url is None else url, host, depth, Plan(plan), bool(seed))
+
+    async def done(self, claim: Claim, served: Plan) -> None:
+        self._begin()
+        r = self._load(claim.key)
+        assert r is not None, claim.key
+        # a fetch made for a plan satisfies it, whatever it got: asking again the same way would get the same
+        r.served = max(served, claim.plan) if r.served is None else max(r.served, served, claim.plan)
+        if r.plan > r.served:  # the plan rose while it was in flight: fetch it again, for the new plan
+            self.refetched += 1
+            self._enqueue(r)
+        else:
+            r.progress = _DONE
+            self._unfinished -= 1
+        self._save(r)
+
+    def record(self, key: str) -> Record | None:
+        r = self._load(key)
+        if r is None:
+            return None
+        served = None if r.served is None else Plan(r.served)
+        return Record(r.key, r.url, r.depth, Plan(r.plan), _PROGRESS[r.progress], served)
+
+    def depth(self, key: str) -> int | None:
+        row = self._db.execute("SELECT depth FROM records WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def cut_by(self) -> tuple[str, ...]:
+        limits = self._limits
+        low, high = self._db.execute(
+            "SELECT min(depth), max(depth) FROM records WHERE crawlable AND plan < ?", (int(Plan.PAGE),)
+        ).fetchone()
+        if low is None:
+            return ()
+        cut = set()
+        if limits.max_depth is not None and high > limits.max_depth:
+            cut.add(f"max-depth {limits.max_depth}")
+        if limits.max_depth is None or low <= limits.max_depth:
+            cut.add(f"max-pages {limits.max_pages}")
+        return tuple(sorted(cut))
+
+    # -- durability ------------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Commit what the open transaction holds (with the counters that go with it)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._db.in_transaction:
+            for write in self._before_commit:
+                write()
+            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                 [("pages", self._pages), ("refetched", self.refetched), ("seq", self._seq)])
+            self._db.execute("COMMIT")
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The file's connection, for a store that keeps its own tables in the same transactions."""
+        return self._db
+
+    def write_soon(self) -> None:
+        """Open a transaction if none is (committed within the interval): a store sharing it has writes."""
+        self._begin()
+
+    def before_commit(self, write: Callable[[], None]) -> None:
+        """Call write() in each transaction just before it is committed."""
+        self._before_commit.append(write)
+
+    async def requeue(self, key: str) -> None:
+        """A record marked done whose result was lost (a claim cancelled when a run stopped) is fetched again."""
+        r = self._load(key)
+        if r is not None and r.progress == _DONE:
+            self._begin()
+            r.served = None
+            self._unfinished += 1
+            self._enqueue(r)
+            self._save(r)
+
+    def close(self) -> None:
+        """Commit and close (again: nothing)."""
+        if not self._closed:
+            self.flush()
+            self._db.close()
+            self._closed = True
+
+    def _begin(self) -> None:
+        self._announce()
+        if not self._db.in_transaction:
+            self._db.execute("BEGIN")
+            # Committed from the event loop, between tasks' steps: a commit never splits what one step did (a
+            # page's links added, its result recorded, its record done), so the file always holds whole steps.
+            self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
+
+    # -- the rules (as in MemoryState) -----------------------------------------------------------------
+
+    def _wanted(self, r: _Rec) -> int:
+        """The plan r's references ask for, within the limits. A PAGE plan, once granted, is kept."""
+        if r.plan == Plan.PAGE:
+            return Plan.PAGE
+        limits = self._limits
+        if r.seed or (
+            r.crawlable
+            and (limits.max_depth is None or r.depth <= limits.max_depth)
+            and (limits.max_pages is None or self._pages < limits.max_pages)
+        ):
+            self._pages += 1
+            return Plan.PAGE
+        return Plan.BODY if r.body else Plan.CHECK
+
+    def _insert(self, f: Found) -> _Rec:
+        r = _Rec((0, f.key, f.url, f.host, f.depth, Plan.CHECK, None, _QUEUED, f.crawl, f.body, f.seed, 1, 0))
+        r.plan = self._wanted(r)
+        self._unfinished += 1
+        r.seq = self._next_seq()
+        cursor = self._db.execute(_INSERT, (f.key, _url_column(f), f.host, f.depth, r.plan, _QUEUED, f.crawl,
+                                            f.body, f.seed, r.seq))
+        r.id = cursor.lastrowid or 0
+        self._queued_on(f.host)
+        self._keep(r)
+        return r
+
+    def _update(self, r: _Rec, f: Found, changed: list[Claim]) -> None:
+        r.crawlable = r.crawlable or f.crawl
+        r.body = r.body or f.body
+        r.seed = r.seed or f.seed
+        if f.depth < r.depth:
+            self._save(r)
+            self._lower(r, f.depth, changed)
+        else:
+            self._raise(r, changed)
+            self._save(r)
+
+    def _raise(self, r: _Rec, changed: list[Claim]) -> None:
+        wanted = self._wanted(r)
+        if wanted <= r.plan:
+            return
+        r.plan = wanted
+        changed.append(_claim_of(r))
+        if r.progress == _DONE and r.served is not None and r.served < wanted:
+            self.refetched += 1
+            self._unfinished += 1
+            self._enqueue(r)
+
+    def _lower(self, first: _Rec, depth: int, changed: list[Claim]) -> None:
+        """A shorter path to first: it and everything crawled below it move up (no refetch: the edges are kept).
+        The walk holds ids and reads each record when its turn comes: one met twice is seen as the first visit
+        left it."""
+        work = [(first.id, depth)]
+        while work:
+            rid, depth = work.pop()
+            r = _Rec(self._db.execute(_BY_ID, (rid,)).fetchone())
+            if depth >= r.depth:
+                continue
+            r.depth = depth
+            if r.progress == _QUEUED:
+                r.seq = self._next_seq()  # queued at its new depth, behind those already there
+            self._raise(r, changed)  # maybe within --max-depth now
+            self._save(r)
+            work.extend((child, depth + r.hop) for (child,) in self._db.execute(_CHILDREN, (rid,)))
+
+    def _enqueue(self, r: _Rec) -> None:
+        """r goes back to its host's queue (from done, or from in flight)."""
+        r.progress = _QUEUED
+        r.seq = self._next_seq()
+        self._queued_on(r.host)
+
+    def _queued_on(self, host: str) -> None:
+        n = self._per_host.get(host, 0)
+        self._per_host[host] = n + 1
+        self._queued += 1
+        if n == 0:
+            self._on_host_ready(host)
+
+    def _dequeued(self, host: str) -> None:
+        n = self._per_host[host] - 1
+        if n:
+            self._per_host[host] = n
+        else:
+            del self._per_host[host]
+        self._queued -= 1
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    def _load(self, key: str) -> _Rec | None:
+        r = self._young.get(key)
+        if r is not None:
+            return r
+        r = self._old.pop(key, None)
+        if r is None:
+            row = self._db.execute(_BY_KEY, (key,)).fetchone()
+            if row is None:
+                return None
+            r = _Rec(row)
+        self._keep(r)
+        return r
+
+    def _save(self, r: _Rec) -> None:
+        self._db.execute(_SAVE, (r.depth, r.plan, r.served, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
+        self._keep(r)
+
+    def _keep(self, r: _Rec) -> None:
+        """Hold r in the cache of recently used records (written through: the file always has what it has)."""
+        young = self._young
+        if len(young) >= self._cache_size and r.key not in young:
+            self._old, self._young = young, {}  # two generations: an LRU's effect at a dict's cost
+            young = self._young
+        young[r.key] = r
+
+    def done_keys(self) -> list[str]:
+        return [key for (key,) in self._db.execute("SELECT key FROM records WHERE progress = 2")]
+
+    def _announce(self) -> None:
+        if self._unannounced:
+            hosts, self._unannounced = self._unannounced, []
+            for host in hosts:
+                self._on_host_ready(host)
+
+
+def _claim_of(r: _Rec) -> Claim:
+    return Claim(r.key, r.url, r.host, r.depth, Plan(r.plan), bool(r.seed))
+
+
+def _url_column(f: Found) -> str | None:
+    return None if f.url == f.key else f.url
+
+
+def _open(path: str) -> sqlite3.Connection:
+    """The state file, made if missing. One run owns it (an exclusive lock): a second run on it is refused."""
+    try:
+        db = sqlite3.connect(path, timeout=0.5, isolation_level=None)
+    except sqlite3.Error as e:
+        raise UsageError(f"{path}: can't open the crawl state: {e}") from None
+    try:
+        db.execute("PRAGMA locking_mode = EXCLUSIVE")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")  # a kill loses nothing committed; only a power cut might
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise UsageError(f"{path}: not a crawl state (a SQLite file of something else)")
+        if version != 0 and version != SCHEMA_VERSION:
+            raise UsageError(f"{path}: a crawl state of another linkhound version; remove it to start over")
+        db.executescript(_SCHEMA)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except sqlite3.OperationalError as e:
+        db.close()
+        if "locked" in str(e):
+            raise UsageError(f"{path}: the crawl state is in use by another run") from None
+        raise UsageError(f"{path}: not a crawl state ({e})") from None
+    except sqlite3.DatabaseError as e:
+        db.close()
+        raise UsageError(f"{path}: not a crawl state ({e})") from None
+    except BaseException:
+        db.close()
+        raise
+    return db

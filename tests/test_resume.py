@@ -1,0 +1,194 @@
+"""--state DIR: a crawl kept on disk. Killed at any point (SIGKILL), the same command finishes it, and the report
+is the one an uninterrupted crawl writes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+import linkhound
+from linkhound import Report, UsageError
+from server import Site, SiteFactory, html
+from test_cli import ENV
+
+
+def build(site: Site, other: Site, n: int, rng: random.Random, delay: float) -> None:
+    """A docs-like site of n pages: nav, cycles, broken links, #fragments, an image, a redirect to a page found
+    no other way, nofollow links, another host's leaves. Each page answers after up to `delay` seconds."""
+    pages: dict[str, tuple[list[str], str]] = {}
+    nav = ["/", "/p/0", "/about#team"]
+    pages["/"] = (["/p/0", "/about", "/img.png"], "")
+    pages["/about"] = ([*nav, "/missing-nav", "/p/1#nowhere"], '<h2 id="team">t</h2>')
+    for i in range(n):
+        links = [*nav, f"/p/{i + 1}", f"/p/{rng.randrange(n)}", f"/p/{rng.randrange(n)}#s{i % 3}"]
+        if i % 7 == 0:
+            links.append(f"/missing/{i % 5}")
+        if i % 23 == 0:
+            links.append(f"/old/{i}")
+            site.redirect(f"/old/{i}", f"/moved/{i}")
+            pages[f"/moved/{i}"] = (["/", f"/missing-moved/{i}"], "")
+        if i % 13 == 0:
+            links.append(other.url(f"/ext/{i % 3}"))
+        pages[f"/p/{i}"] = (links, '<p id="s0">a</p><p id="s1">b</p>')
+    site.page("/img.png", "PNG", content_type="image/png")
+    other.page("/ext/0", "x")
+    other.status("/ext/1", 404)
+    other.page("/ext/2", "y")
+    for path, (links, extra) in pages.items():
+        body = html(*links, extra=extra + f'<a rel="nofollow" href="/nf{path}">nf</a>')
+        site.handler(path, _delayed(body, rng.uniform(0, delay)))
+
+
+def _delayed(body: str, seconds: float) -> Any:
+    async def h(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(seconds)
+        return web.Response(text=body, content_type="text/html")
+
+    return h
+
+
+async def crawl(site: Site, *extra: str, kill_after: float | None = None) -> tuple[int | None, str]:
+    """The CLI on site (json report to the path after -o in extra); SIGKILLed kill_after seconds after the site
+    saw its first request."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "-r", "--check-fragments", "--max-retries", "0",
+        "--host-concurrency", "2", "-f", "json", *extra, site.url("/"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    if kill_after is not None:
+        async def watch() -> None:
+            while not site.requests:
+                await asyncio.sleep(0.005)
+            await asyncio.sleep(kill_after)
+            proc.send_signal(signal.SIGKILL)
+
+        watcher = asyncio.ensure_future(watch())
+    _, err = await asyncio.wait_for(proc.communicate(), 120)
+    if kill_after is not None:
+        watcher.cancel()
+    return proc.returncode, err.decode()
+
+
+def shape(path: Path) -> tuple[Any, ...]:
+    doc = json.loads(path.read_text())
+    results = sorted(
+        (r["url"], r["status"], r["code"], r["reason"], r["depth"], r["cached"],
+         json.dumps(sorted(r["references"], key=json.dumps)))
+        for r in doc["results"]
+    )
+    pages = sorted((p["url"], p["depth"], p["links"], p["followed"]) for p in doc["pages"])
+    s = doc["summary"]
+    summary = {k: s[k] for k in ("success", "total", "unique", "failed", "redirected", "pages", "caps", "by_status",
+                                 "warnings")}
+    return results, pages, summary
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_a_killed_crawl_resumed_reports_what_an_uninterrupted_one_does(
+    seed: int, site: Site, make_site: SiteFactory, tmp_path: Path
+) -> None:
+    rng = random.Random(seed)
+    # about 3 s of page answers at two at a time: the kill lands in the middle, after the first commits (each
+    # second), whatever the machine's speed
+    build(site, await make_site("127.0.0.2"), 200, rng, delay=0.06)
+    code, err = await crawl(site, "-o", str(tmp_path / "whole.json"))
+    assert code == 2, err  # broken links: exit 2
+    whole = site.counts()
+    site.requests.clear()
+
+    state = tmp_path / "state"
+    kill_at = rng.uniform(1.5, 2.5)
+    code, _ = await crawl(site, "--state", str(state), "-o", str(tmp_path / "killed.json"), kill_after=kill_at)
+    assert code == -signal.SIGKILL
+    first = site.counts()
+    site.requests.clear()
+    code, err = await crawl(site, "--state", str(state), "-o", str(tmp_path / "resumed.json"))
+    assert code == 2, err
+    second = site.counts()
+
+    assert shape(tmp_path / "resumed.json") == shape(tmp_path / "whole.json")
+    both = first + second
+    assert set(both) == set(whole)  # nothing requested that an uninterrupted crawl doesn't request
+    # Asked twice at most: the requests in flight at the kill, and those of the last second before it
+    again = {k: n for k, n in both.items() if n > whole[k]}
+    assert all(both[k] <= 2 * whole[k] for k in again), again
+    assert len(again) <= sum(first.values()), again
+    assert sum(second.values()) < sum(whole.values())  # the resumed run did not start over
+
+
+async def test_a_finished_crawl_run_again_requests_nothing_and_reports_the_same(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a", "/b#x", "/gone"))
+    site.page("/a", html("/", "/b"))
+    site.page("/b", html("/a", extra='<p id="x"></p>'))
+    state = str(tmp_path / "state")
+    first = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    site.requests.clear()
+    events: list[Any] = []
+    run = linkhound.start([site.url("/")], recursive=True, check_fragments=True, state=state,
+                          on_event=events.append)
+    again = await run.report()
+    assert site.requests == []
+    assert _results(again) == _results(first) and len(again.pages) == len(first.pages) == 3
+    assert {e.url for e in events if isinstance(e, linkhound.Result)} == {r.url for r in first.results}
+
+
+async def test_a_stopped_crawl_resumes_the_claims_it_cancelled(site: Site, tmp_path: Path) -> None:
+    site.page("/", html(*(f"/p{i}" for i in range(30))))
+    for i in range(30):
+        site.slow(f"/p{i}", 0.05 if i < 10 else 30.0)  # the slow ones are still in flight when the run stops
+    state = str(tmp_path / "state")
+    run = linkhound.start([site.url("/")], recursive=True, state=state, max_concurrency=40, host_concurrency=40)
+    task = asyncio.ensure_future(run.report())
+    while sum(1 for r in site.requests if r.path.startswith("/p")) < 30:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)
+    run.stop()
+    run.cancel()
+    stopped = await task
+    assert stopped.summary.interrupted and len(stopped.results) < 31
+    for i in range(10, 30):
+        site.page(f"/p{i}", "now fast")
+    site.requests.clear()
+    resumed = await linkhound.check([site.url("/")], recursive=True, state=state)
+    assert {r.url for r in resumed.results} == {site.url("/")} | {site.url(f"/p{i}") for i in range(30)}
+    assert resumed.summary.success
+    assert Counter(r.path for r in site.requests if r.path.startswith("/p")) == {f"/p{i}": 1 for i in range(10, 30)}
+
+
+async def test_local_files_and_their_fragments_survive_a_second_session(site: Site, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text(f"[b](b.md#here) [b](b.md#gone) [mail](mailto:x@example.org) [w]({site.url('/w')})\n")
+    (docs / "b.md").write_text("# Here\n")
+    site.page("/w", "w")
+    state = str(tmp_path / "state")
+    first = await linkhound.check([str(docs / "a.md")], state=state)
+    second = await linkhound.check([str(docs / "a.md")], state=state)
+    assert _results(second) == _results(first)
+    assert [r.url.rsplit("/", 1)[1] for r in second.results if r.status.is_broken] == ["b.md#gone"]
+    (docs / "a.md").write_text("[b](b.md#here) [b](b.md#also-gone)\n")  # an input read again reads anew
+    third = await linkhound.check([str(docs / "a.md")], state=state)
+    assert {r.url.rsplit("/", 1)[1] for r in third.results if r.status.is_broken} == {"b.md#gone", "b.md#also-gone"}
+
+
+async def test_a_state_of_another_crawl_is_refused(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a"))
+    state = str(tmp_path / "state")
+    await linkhound.check([site.url("/")], recursive=True, state=state)
+    with pytest.raises(UsageError, match="the state of another crawl"):
+        await linkhound.check([site.url("/a")], recursive=True, state=state)
+    await linkhound.check([site.url("/")], recursive=True, state=state, timeout=5)  # request settings may change
+
+
+def _results(report: Report) -> list[tuple[Any, ...]]:
+    return sorted((r.url, r.status, r.code, r.depth, tuple(sorted(r.references))) for r in report.results)

@@ -1,0 +1,210 @@
+"""The SQLite crawl state: the backend contract, resuming from the file, and a real crawl on it."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from linkhound import UsageError
+from linkhound.api import _inputs, make_settings
+from linkhound.crawl_state import Limits, Plan, Progress
+from linkhound.engine import Engine
+from linkhound.memory_state import MemoryState
+from linkhound.sqlite_state import SqliteState
+from linkhound.summary import Report
+from server import Site, html
+from state_contract import Make, StateContract, drain, found, take
+
+Opener = Callable[..., SqliteState]
+_NO_LIMITS = Limits()
+
+
+@pytest.fixture
+def opener(tmp_path: Path) -> Iterator[Opener]:
+    """SqliteState(tmp_path/state.sqlite, ...): each one closed at the end of the test."""
+    opened: list[SqliteState] = []
+
+    def open_state(limits: Limits = _NO_LIMITS, ready: Callable[[str], None] = lambda host: None,
+                   commit_interval: float = 1.0) -> SqliteState:
+        state = SqliteState(str(tmp_path / "state.sqlite"), limits, ready, commit_interval)
+        opened.append(state)
+        return state
+
+    yield open_state
+    for state in opened:
+        state.close()
+
+
+class TestSqliteState(StateContract):
+    @pytest.fixture
+    def make(self, opener: Opener) -> Make:
+        return opener
+
+
+# -- resuming --------------------------------------------------------------------------------------------
+
+
+async def test_reopen_queues_what_was_in_flight_again(opener: Opener) -> None:
+    state = opener(Limits(max_pages=2))
+    await state.add([found("/a", depth=1, crawl=True), found("/b", depth=2), found("/c", depth=3, crawl=True)])
+    a = await take(state)
+    b = await take(state)
+    await state.done(b, Plan.CHECK)
+    state.close()  # (a kill after the last commit leaves the same file)
+
+    ready: list[str] = []
+    again = opener(Limits(max_pages=2), ready.append)
+    assert again.unfinished == 2 and again.queued == 2
+    assert ready == ["h.test"] and again.has_work("h.test")  # told on first use
+    record = again.record(a.key)
+    assert record is not None and record.progress is Progress.QUEUED
+    done_b = again.record(b.key)
+    assert done_b is not None and done_b.progress is Progress.DONE and done_b.served is Plan.CHECK
+    claims = await drain(again)
+    assert [(c.url, c.plan) for c in claims] == [(a.url, Plan.PAGE), ("http://h.test/c", Plan.PAGE)]
+    # the pages granted were kept: a third crawlable link is past --max-pages 2
+    assert [c.plan for c in await again.add([found("/d", crawl=True)])] == [Plan.CHECK]
+    assert again.cut_by() == ("max-pages 2",)
+
+
+async def test_reopen_keeps_depths_edges_and_refetches(opener: Opener) -> None:
+    state = opener(Limits(max_depth=3))
+    await state.add([found("/p", depth=3, crawl=True)])
+    page = await take(state)
+    await state.add([found("/c", depth=4, crawl=True)], parent=page.key)
+    await state.done(page, Plan.PAGE)
+    await state.done(await take(state), Plan.CHECK)
+    await state.add([found("/leaf")])
+    await state.done(await take(state), Plan.CHECK)
+    await state.add([found("/leaf", body=True)])  # refetched: a #fragment needs the body
+    state.close()
+
+    again = opener(Limits(max_depth=3))
+    assert again.refetched == 1 and again.unfinished == 1
+    raised = await again.add([found("/p", depth=1, crawl=True)])  # the edge /p -> /c survived
+    assert [c.url for c in raised] == ["http://h.test/c"] and again.depth("http://h.test/c") == 2
+    assert {(c.url, c.plan) for c in await drain(again)} == {("http://h.test/c", Plan.PAGE),
+                                                             ("http://h.test/leaf", Plan.BODY)}
+    assert again.refetched == 2 and again.unfinished == 0
+
+
+def _run_and_kill(path: Path, script: str) -> None:
+    """Run script (with `state` open on path) in a child that kills itself with SIGKILL at its end."""
+    body = textwrap.indent(textwrap.dedent(script).strip(), "    ")
+    code = "\n".join([
+        "import asyncio, os, signal",
+        "from linkhound.sqlite_state import SqliteState",
+        "from state_contract import found, take",
+        "async def main():",
+        f"    state = SqliteState({str(path)!r}, commit_interval=3600)",
+        body,
+        "    os.kill(os.getpid(), signal.SIGKILL)",
+        "asyncio.run(main())",
+    ])
+    tests = str(Path(__file__).parent)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tests, timeout=60, capture_output=True, text=True)
+    assert proc.returncode == -9, proc.stderr
+
+
+def test_a_kill_loses_only_what_was_not_committed(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    _run_and_kill(path, """
+        await state.add([found("/a"), found("/b")])
+        await take(state)
+        state.flush()
+        await state.add([found("/lost")])
+        await take(state)
+    """)
+    state = SqliteState(str(path))
+    try:
+        assert state.record("http://h.test/lost") is None
+        assert state.unfinished == 2 and state.queued == 2  # /a was in flight: queued again
+    finally:
+        state.close()
+
+
+def test_an_idle_state_commits_on_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    _run_and_kill(path, """
+        state._interval = 0.05
+        await state.add([found("/a")])
+        await asyncio.sleep(2)  # nothing else happens: the timer commits
+    """)
+    state = SqliteState(str(path))
+    try:
+        assert state.record("http://h.test/a") is not None
+    finally:
+        state.close()
+
+
+def test_a_state_in_use_or_not_a_state_is_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    first = SqliteState(str(path))
+    try:
+        with pytest.raises(UsageError, match="in use by another run"):
+            SqliteState(str(path))
+    finally:
+        first.close()
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(UsageError, match="not a crawl state"):
+        SqliteState(str(junk))
+    other = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE t (x)")
+    with pytest.raises(UsageError, match="not a crawl state"):
+        SqliteState(str(other))
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(UsageError, match="another linkhound version"):
+        SqliteState(str(path))
+
+
+# -- a real crawl ----------------------------------------------------------------------------------------
+
+
+def _build(site: Site, n: int) -> None:
+    """Pages with nav, cycles, a redirect, broken links, fragments, an image first seen as a leaf, depth cuts."""
+    nav = ["/", "/p/0", "/about"]
+    site.page("/", html("/p/0", "/img.png", "/about#team", title="home"))
+    site.page("/about", html(*nav, "/missing", "/p/1#nowhere", extra='<h2 id="team">team</h2>'))
+    for i in range(n):
+        links = [*nav, f"/p/{i + 1}", f"/p/{i * 7 % n}", "/old", f"/missing/{i % 4}"]
+        site.page(f"/p/{i}", html(*links, extra=f'<a href="/leaf/{i}" rel="nofollow">x</a>'))
+    site.redirect("/old", "/via-redirect")  # (to a page found no other way: a redirect to a known page that
+    site.page("/via-redirect", html("/", "/missing/via"))  # is reached deeper too leaves its depth to chance)
+    site.page("/img.png", "PNG", content_type="image/png")
+    site.page("/leaf/5", html("/late"))
+
+
+def _shape(report: Report) -> tuple[object, ...]:
+    results = sorted((r.url, r.status, r.code, r.reason, r.depth, tuple(sorted(r.references))) for r in report.results)
+    pages = sorted((p.url, p.depth, p.links, p.followed) for p in report.pages)
+    s = report.summary
+    return results, pages, (s.total, s.ok, s.broken, s.caps, s.warnings)
+
+
+async def test_a_crawl_on_sqlite_reports_what_the_memory_backend_does(site: Site, tmp_path: Path) -> None:
+    _build(site, 40)
+    settings = make_settings(recursive=True, max_depth=6, max_retries=0)
+    memory = await Engine(settings, state=MemoryState).run(_inputs([site.url("/")], None, settings))
+    counts = site.counts()
+    site.requests.clear()
+    opened: list[SqliteState] = []
+
+    def on_sqlite(limits: Limits, ready: Callable[[str], None]) -> SqliteState:
+        opened.append(SqliteState(str(tmp_path / "crawl.sqlite"), limits, ready))
+        return opened[-1]
+
+    report = await Engine(settings, state=on_sqlite).run(_inputs([site.url("/")], None, settings))
+    opened[0].close()
+    assert _shape(report) == _shape(memory)
+    assert site.counts() == counts
+    assert "max-depth 6" in report.summary.caps and report.summary.broken > 0
