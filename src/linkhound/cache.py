@@ -15,8 +15,8 @@ from typing import NamedTuple
 import orjson
 
 from .crawl_state import Plan
-from .fetcher import PARSABLE
 from .fragments import Anchors
+from .parsed_page import PARSABLE
 from .settings import Settings
 from .status import Status
 from .transport import Headers

@@ -15,7 +15,7 @@ from .fragments import Anchors
 from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
 from .page_parser import PageParser
-from .parsed_page import ParsedPage
+from .parsed_page import PARSABLE, ParsedPage
 from .robots import Robots
 from .status import Status
 from .types import Result
@@ -23,11 +23,6 @@ from .types import Result
 if TYPE_CHECKING:
     from .cache import ResultCache
 
-# Response types whose body is read when a page is crawled or its anchors are needed.
-PARSABLE = frozenset(
-    {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",
-     "application/octet-stream", "application/gzip", "application/x-gzip"}
-)
 
 
 class Fetched(NamedTuple):

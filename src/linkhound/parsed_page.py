@@ -12,6 +12,11 @@ from .links import LinkRules, Resolved
 from .types import Extraction, RawLink
 
 HEADER = struct.Struct("!I")  # each frame: its length, then a pickle
+# Response types whose body is read when a page is crawled or its anchors are needed.
+PARSABLE = frozenset(
+    {"", "text/html", "application/xhtml+xml", "application/xml", "text/xml", "text/plain", "text/markdown",
+     "application/octet-stream", "application/gzip", "application/x-gzip"}
+)
 
 
 class ParsedPage(NamedTuple):
