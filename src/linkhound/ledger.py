@@ -41,6 +41,11 @@ class Ledger:
     def __len__(self) -> int:
         return len(self._targets)
 
+    def plain_targets(self) -> dict[str, Target] | None:
+        """Every target by key, for callers that append references to a target's refs themselves (the sorter's
+        fast path); None when a reference must go through refer() (a ledger that journals each one)."""
+        return self._targets
+
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
 

@@ -135,6 +135,9 @@ class PersistentLedger(Ledger):
 
     # -- journaling ------------------------------------------------------------------------------------
 
+    def plain_targets(self) -> dict[str, Target] | None:
+        return None  # every reference is journaled
+
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         if self._earlier_refs:
             ident = (key, ref, fragment)
