@@ -90,9 +90,12 @@ class CrawlState(Protocol):
     def has_work(self, host: str) -> bool:
         """Whether host's queue holds a record."""
 
-    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
-        """Record found links (children of parent, hop links further from an input than it). Returns the
-        records that entered a queue because of them (new, or raised), as they will be claimed."""
+    async def add(
+        self, found: Iterable[Found], parent: str | None = None, hop: int = 1, known: Iterable[str] = ()
+    ) -> list[Claim]:
+        """Record found links (children of parent, hop links further from an input than it). known: keys of
+        more children, already recorded at no greater depth and no lower plan (only the edge is new). Returns
+        the records that entered a queue because of them (new, or raised), as they will be claimed."""
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
         """A redirect of a page being crawled (parent) led to found: if the key is new, it is recorded as

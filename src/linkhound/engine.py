@@ -270,10 +270,12 @@ class Engine:
         """The back edge: found links sorted (references kept, some decided now), the rest to the crawl state."""
         found = self._sorter.sort(source, links, depth, follow=follow, from_network=from_network, local=local,
                                   seed=seed, sitemap=sitemap)
-        await self._state_add(found, parent, hop)
+        await self._state_add(found, parent, hop, self._sorter.known if parent is not None else ())
 
-    async def _state_add(self, found: list[Found], parent: str | None = None, hop: int = 1) -> None:
-        for claim in await self._state.add(found, parent, hop):
+    async def _state_add(
+        self, found: list[Found], parent: str | None = None, hop: int = 1, known: list[str] | tuple[()] = ()
+    ) -> None:
+        for claim in await self._state.add(found, parent, hop, known):
             self._fetcher.prepare(claim, self._scheduler.wake_host)
 
     def _page(self, url: str, key: str | None, links: int, followed: bool) -> None:

@@ -58,13 +58,15 @@ class MemoryState:
     def has_work(self, host: str) -> bool:
         return bool(self._queues.get(host))
 
-    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
+    async def add(
+        self, found: Iterable[Found], parent: str | None = None, hop: int = 1, known: Iterable[str] = ()
+    ) -> list[Claim]:
         changed: list[Claim] = []
         kids = None
-        if parent is not None and (page := self._records.get(parent)) is not None:
+        records = self._records
+        if parent is not None and (page := records.get(parent)) is not None:
             kids = page.children = [] if page.children is None else page.children
             page.hop = hop
-        records = self._records
         for f in found:
             r = records.get(f.key)
             if r is None:
@@ -78,6 +80,8 @@ class MemoryState:
                 self._update(r, f, changed)
             if kids is not None:
                 kids.append(r)
+        if kids is not None:
+            kids.extend(map(records.__getitem__, known))
         return changed
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:

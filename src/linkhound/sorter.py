@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from sys import intern
+from typing import Any
 
 from .crawl_state import Found
 from .ledger import Ledger
@@ -19,6 +20,7 @@ from .types import RawLink, Reference
 from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
+_NEVER = 1 << 30  # a depth no link has
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
 _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
 
@@ -37,7 +39,9 @@ class LinkSorter:
         self._guard = guard
         self._recursive = recursive
         self.scope = Scope((), frozenset())  # set once the seeds are known
-        self._http: dict[str, tuple[bool, str]] = {}  # key -> (crawlable, host), decided once per URL
+        # key -> [crawlable, host, the least depth and the most (crawl, body, seed) told the state so far]
+        self._http: dict[str, list[Any]] = {}
+        self.known: list[str] = []  # keys of the last sort's links that could change nothing in the state
         self.caps: set[str] = set()
 
     def sort(
@@ -54,9 +58,20 @@ class LinkSorter:
     ) -> list[Found]:
         fragments = self._rules.check_fragments(local)
         found: list[Found] = []
+        self.known = known = []
         http, refer, targets = self._http, self._ledger.refer, self._ledger.plain_targets()
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
+        plain = targets is not None and sitemap is None
         for raw, resolved in links:
+            if plain and resolved is not None and (resolved[2] is None or not fragments):
+                entry = http.get(resolved[1])
+                # the common case by far, a link seen before (nav, footer): its reference, and the edge
+                if entry is not None and depth >= entry[2]:
+                    told = (follow and entry[0] and not raw.nofollow) | seed << 2
+                    if told | entry[3] == entry[3]:
+                        targets[resolved[1]].refs.append(reference(source, raw))  # type: ignore[index]
+                        known.append(resolved[1])
+                        continue
             ref = reference(source, raw)
             entry = http.get(resolved[1]) if resolved is not None else None
             if entry is None:  # the first sight of a URL: triaged, decided now or made an http target
@@ -66,20 +81,26 @@ class LinkSorter:
                     continue
                 entry = http[resolved[1]]
             assert resolved is not None
-            url, key, fragment = resolved[:3]
-            if fragment is None or not fragments:
-                fragment = None
-                target = targets.get(key) if targets is not None else None
-                if target is not None:
-                    target.refs.append(ref)  # the common case by far: a link seen before (nav, footer)
-                else:
-                    refer(key, url, ref)
-            else:
-                refer(key, url, ref, fragment)
+            key = resolved[1]
             if sitemap is not None:
                 seed = raw.attribute != "sitemap" or raw.element == "robots" or sitemap
             crawl = follow and entry[0] and not raw.nofollow
-            found.append(new(Found, (key, url, entry[1], depth, crawl, fragment is not None, seed)))
+            fragment = resolved[2] if fragments else None
+            if fragment is None:
+                target = targets.get(key) if targets is not None else None
+                if target is None:
+                    refer(key, resolved[0], ref)
+                else:
+                    target.refs.append(ref)  # the common case by far: a link seen before (nav, footer)
+                told = crawl | seed << 2
+            else:
+                refer(key, resolved[0], ref, fragment)
+                told = crawl | 2 | seed << 2
+            if depth >= entry[2] and told | entry[3] == entry[3]:
+                known.append(key)  # nothing new for the state: only the edge
+                continue
+            entry[2], entry[3] = min(depth, entry[2]), entry[3] | told
+            found.append(new(Found, (key, resolved[0], entry[1], depth, crawl, fragment is not None, seed)))
         return found
 
     def _route(self, resolved: Resolved | None, from_network: bool, follow: bool) -> Triage:
@@ -87,7 +108,7 @@ class LinkSorter:
         route = triage(resolved, from_network, self._rules, self.scope)
         if resolved is not None and route.route is Route.HTTP:
             crawlable = route.crawlable and self._recursive and self._guard.admit(resolved.url)
-            self._http[resolved.key] = (crawlable, host_of(resolved.url))
+            self._http[resolved.key] = [crawlable, host_of(resolved.url), _NEVER, 0]
             if follow and route.reason:
                 self.caps.add("crawler-trap guard")
         return route

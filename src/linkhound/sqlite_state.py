@@ -139,7 +139,9 @@ class SqliteState:
     def __len__(self) -> int:
         return int(self._db.execute("SELECT count(*) FROM records").fetchone()[0])
 
-    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
+    async def add(
+        self, found: Iterable[Found], parent: str | None = None, hop: int = 1, known: Iterable[str] = ()
+    ) -> list[Claim]:
         self._begin()
         changed: list[Claim] = []
         edges: list[tuple[int, int]] | None = None
@@ -158,6 +160,11 @@ class SqliteState:
                 self._update(r, f, changed)
             if edges is not None:
                 edges.append((page.id, r.id))  # type: ignore[union-attr]
+        if edges is not None:
+            for key in known:
+                child = self._load(key)
+                if child is not None:
+                    edges.append((page.id, child.id))  # type: ignore[union-attr]
         if edges:
             self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?)", edges)
         return changed

@@ -94,8 +94,12 @@ def resolve(text: str, base: str) -> str | None:
         url = ada_url.join_url(base, text) if base else ada_url.URL(text).href
     except ValueError:
         return None
-    if len(url) >= _SHORTEST_BAD_HOST and url.startswith(_HOSTED_SCHEMES) and not valid_hostname(hostname_of(url)):
-        return None
+    if len(url) >= _SHORTEST_BAD_HOST and url.startswith(_HOSTED_SCHEMES):
+        start = url.find("//") + 2
+        end = url.find("/", start)
+        # an authority of at most 63 characters holds no name or label too long: most URLs stop here
+        if (end < 0 or end - start > MAX_LABEL) and not valid_hostname(hostname_of(url)):
+            return None
     return url if len(url) <= MAX_URL_LENGTH else None
 
 
