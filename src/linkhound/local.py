@@ -69,6 +69,8 @@ def index_file(directory: str, index_files: tuple[str, ...] = ()) -> str | None:
 
 def looks_like_email(url: str) -> bool:
     """Whether the last segment of url's path is an e-mail address: an href that forgot its mailto:."""
+    if "@" not in url:
+        return False  # most URLs
     try:
         path = urlsplit(url).path  # not the authority: https://user@host/ has a user, not an address
     except ValueError:
