@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING
 
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
-from .crawl_state import Claim, CrawlState, Found, Limits, Plan, StateFactory
+from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
-from .ledger import Ledger
 from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
@@ -29,14 +28,14 @@ from .scheduler import Scheduler
 from .settings import Settings
 from .sorter import Links, LinkSorter, batches
 from .status import Status
+from .storage import open_storage
 from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
-from .urls import Scope, canonical_key, host_of, resolve, scheme_of
+from .urls import Scope, canonical_key, host_of
 
 if TYPE_CHECKING:
-    from .cache import ResultCache
-    from .persistent_ledger import PersistentLedger
+    pass
 
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
@@ -58,19 +57,8 @@ class Engine:
         default = HostLimits(s.host_concurrency, s.host_rate, s.host_burst)
         per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
         self._pool = HostPool(default, per_host, max_wait=s.max_retry_wait)
-        limits = Limits(s.max_depth, s.max_pages)
-
-        def ready(host: str) -> None:
-            self._scheduler.host_ready(host)
-
-        self._state: CrawlState
-        self._journal: PersistentLedger | None = None  # --state: the crawl kept on disk, resumable
-        if s.state is not None:
-            from .persistent_ledger import open_crawl
-
-            self._state, self._journal = open_crawl(s.state, limits, ready, emit)
-        else:
-            self._state = state(limits, ready)
+        kept = open_storage(s, state, lambda host: self._scheduler.host_ready(host), emit)
+        self._state, self._ledger, self._journal, self._cache = kept
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
         checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
@@ -78,9 +66,7 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        self._cache = _open_cache(s)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
-        self._ledger = self._journal if self._journal is not None else Ledger(emit)
         self._guard = TrapGuard(s.max_path_variants)
         # url, key, links, followed
         self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
@@ -173,7 +159,8 @@ class Engine:
         try:
             s = self.settings
             crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
-            self._sorter.scope = Scope.from_seeds(self._seeds(inputs), s.scope_domain, crawl_only, never)
+            seeds = self._sorter.files.seed_urls(inputs, s.recursive)
+            self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
             resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:
@@ -190,17 +177,6 @@ class Engine:
                     break
         finally:
             self._scheduler.close_source()
-
-    def _seeds(self, inputs: list[Input]) -> list[str]:
-        """The URLs a crawl starts from, which set its scope: URL inputs, and with -r the URLs of local sitemaps
-        (read now, before any link is sorted: a page's scope must not depend on the order inputs are read)."""
-        urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
-        if self.settings.recursive:
-            for inp in inputs:
-                if inp.kind is Kind.SITEMAP and inp.path is not None:
-                    listed = (resolve(raw.text, "") for raw in self._sorter.files.read_ahead(inp).links)
-                    urls.extend(url for url in listed if url is not None and scheme_of(url) in ("http", "https"))
-        return urls
 
     async def _read_local(self, inp: Input) -> None:
         local = inp.path is not None
@@ -304,11 +280,3 @@ class Engine:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _open_cache(s: Settings) -> ResultCache | None:
-    if not s.cache:
-        return None
-    from .cache import CachePolicy, ResultCache  # sqlite3 is loaded only by runs that use it
-
-    return ResultCache(s.cache_file, CachePolicy.from_settings(s))

@@ -22,6 +22,7 @@ from .local import (
 )
 from .status import Status
 from .types import Extraction, RawLink, Result
+from .urls import resolve, scheme_of
 
 AnchorLoader = Callable[[], Anchors | None]
 
@@ -122,3 +123,14 @@ class LocalFiles:
                     anchors = Anchors.of(parsed.anchors, markdown=kind is Kind.MARKDOWN)
             self._anchors[path] = anchors
         return self._anchors[path]
+
+    def seed_urls(self, inputs: list[Input], recursive: bool) -> list[str]:
+        """The URLs a crawl starts from, which set its scope: URL inputs, and with -r the URLs of local sitemaps
+        (read now, before any link is sorted: a page's scope must not depend on the order inputs are read)."""
+        urls = [resolve(i.location, "") or i.location for i in inputs if i.is_url]
+        if recursive:
+            for inp in inputs:
+                if inp.kind is Kind.SITEMAP and inp.path is not None:
+                    listed = (resolve(raw.text, "") for raw in self.read_ahead(inp).links)
+                    urls.extend(url for url in listed if url is not None and scheme_of(url) in ("http", "https"))
+        return urls
