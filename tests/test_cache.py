@@ -206,7 +206,7 @@ async def test_two_runs_share_one_cache_file_at_once(site: Site, tmp_path: Path)
     async def run(listing: Path) -> tuple[int | None, str]:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "linkhound", "--no-progress", "--cache", "--cache-file", str(cache),
-            "--max-retries", "0", "-f", "json", "-o", str(listing) + ".json", str(listing),
+            "--max-retries", "0", "-q", "-f", "json", "-o", str(listing) + ".json", str(listing),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
         )
         _, err = await asyncio.wait_for(proc.communicate(), 120)
