@@ -8,7 +8,7 @@ from importlib import metadata
 from pathlib import Path
 
 import linkhound
-from linkhound.version import PROJECT_URL, user_agent
+from linkhound.version import PROJECT_URL, _metadata_headers, user_agent
 
 VERSION_PY = Path(linkhound.__file__).parent / "version.py"
 
@@ -33,6 +33,14 @@ def test_user_agent() -> None:
     assert user_agent() == f"linkhound/{linkhound.__version__} (+https://github.com/linkhound/linkhound)"
 
 
+def test_metadata_read_by_hand_matches_importlib_metadata() -> None:
+    headers = [line.split(":", 1) for line in _metadata_headers()]
+    assert [v.strip() for k, v in headers if k == "Project-URL"] == metadata.metadata("linkhound").get_all(
+        "Project-URL"
+    )
+    assert [v.strip() for k, v in headers if k == "Version"] == [metadata.version("linkhound")]
+
+
 def fake_dist(where: Path, *urls: str) -> None:
     """An installed distribution named linkhound, as importlib.metadata finds one on sys.path."""
     info = where / "linkhound-9.9.9.dist-info"
@@ -53,6 +61,11 @@ def test_user_agent_reads_the_repository_of_the_installed_distribution(tmp_path:
     assert user_agent_with(tmp_path / "b").endswith(" (+https://example.test/home)")
     fake_dist(tmp_path / "c")
     assert user_agent_with(tmp_path / "c").endswith(f" (+{PROJECT_URL})")
+    # A source tree's egg-info (setuptools writes one beside the package) counts as well.
+    egg = tmp_path / "d" / "linkhound.egg-info"
+    egg.mkdir(parents=True)
+    (egg / "PKG-INFO").write_text("Name: linkhound\nProject-URL: Repository, https://example.test/egg\n\nBody\n")
+    assert user_agent_with(tmp_path / "d").endswith(" (+https://example.test/egg)")
 
 
 def test_user_agent_without_package_metadata(tmp_path: Path) -> None:
@@ -66,9 +79,11 @@ def test_user_agent_without_package_metadata(tmp_path: Path) -> None:
     assert python(code, "-S", "-I", cwd=tmp_path) == f"linkhound/{linkhound.__version__} (+{PROJECT_URL})"
 
 
-def test_version_flag_does_not_read_package_metadata() -> None:
+def test_version_flag_and_user_agent_load_no_email_parser() -> None:
     r = subprocess.run([sys.executable, "-X", "importtime", "-m", "linkhound", "--version"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and r.stdout == f"linkhound {linkhound.__version__}\n"
     imported = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines()}
     assert "linkhound.version" in imported and "importlib.metadata" not in imported
+    loaded = python("import sys; from linkhound.version import user_agent; user_agent(); print(sorted(sys.modules))")
+    assert "importlib.metadata" not in loaded and "'email" not in loaded
