@@ -187,3 +187,9 @@ def test_action_usage_error_fails_even_with_fail_false(workdir: Path) -> None:
     assert r.outputs == "exit_code=1\n"
     assert "max-concurrency" in r.stderr and "Traceback" not in r.stderr
     assert r.summary == ""
+
+
+def test_action_args_with_an_open_quote_is_a_one_line_error(workdir: Path) -> None:
+    r = run_action(workdir, args="docs 'unclosed")
+    assert r.code == 1 and r.outputs == "exit_code=1\n"
+    assert r.stderr == "linkhound: error: the action input args: no closing quotation\n"
