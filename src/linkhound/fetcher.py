@@ -25,6 +25,14 @@ if TYPE_CHECKING:
 
 
 
+def _BODY(ctype: str) -> bool:  # noqa: N802 - want_body: the body of any document
+    return ctype in PARSABLE
+
+
+def _NO_BODY(ctype: str) -> bool:  # noqa: N802
+    return False
+
+
 class Fetched(NamedTuple):
     result: Result
     served: Plan  # the plans this answer satisfies: a failure or a non-HTML answer satisfies them all
@@ -81,8 +89,7 @@ class Fetcher:
             await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def fetch(self, claim: Claim) -> Fetched:
-        refusal = await self._robots_refusal(claim)
-        if refusal is not None:
+        if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
             return Fetched(refusal, Plan.PAGE)
         entry = None
         if self._cache is not None:
@@ -94,8 +101,8 @@ class Fetcher:
         validators = entry.validators() if entry is not None else None
         want = claim.plan >= Plan.BODY
         method = "GET" if want or self._get_leaves else "HEAD"
-        wanted = lambda ctype: want and ctype in PARSABLE  # noqa: E731
-        outcome = await self._checker.check(claim.url, method, wanted, claim.host, self._known, validators)
+        outcome = await self._checker.check(claim.url, method, _BODY if want else _NO_BODY, claim.host, self._known,
+                                            validators)
         response = outcome.response
         if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
             if entry is not None and validators and outcome.code == 304 and response is not None:
@@ -111,6 +118,11 @@ class Fetcher:
 
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         result = _result(claim, outcome)
+        return self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
+
+    @staticmethod
+    def _settled(claim: Claim, outcome: Outcome, result: Result) -> Fetched | None:
+        """The answer when there is no body to parse (most links); None when there is one."""
         if outcome.same_as:
             return Fetched(result, Plan.PAGE, same_as=outcome.same_as)
         response = outcome.response
@@ -120,6 +132,11 @@ class Fetcher:
             return Fetched(result, Plan.PAGE)  # nothing in it to crawl or to find anchors in
         if response.body is None:  # HEAD; or a redirect to a page fetched on its own, asked with HEAD
             return Fetched(result, Plan.CHECK if claim.plan is Plan.CHECK else Plan.PAGE, final=response.url)
+        return None
+
+    async def _parsed(self, claim: Claim, outcome: Outcome, result: Result) -> Fetched:
+        response = outcome.response
+        assert response is not None and response.body is not None
         page = await self._parser.parse(response.body, response.url, response.content_type)
         if page is None:
             return Fetched(result, Plan.PAGE)
