@@ -1,11 +1,13 @@
-"""Shared fixtures: real HTTP servers on loopback addresses."""
+"""Shared fixtures: real HTTP servers on loopback addresses, and a private Redis."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
+from redis_server import RedisServer
 from server import Site, SiteFactory
 
 
@@ -38,3 +40,11 @@ def both_clients(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(linkhound.client, "AUTO_BACKEND", request.param)
     return str(request.param)
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A redis-server of the test's own on a free loopback port; skipped when Redis isn't installed, except
+    with LINKHOUND_REQUIRE_REDIS=1 (CI), where that fails."""
+    with RedisServer(tmp_path) as server:
+        yield server.url
