@@ -1,0 +1,159 @@
+"""The crawl state in Redis, shared by every process of a job: each step is one Lua script (redis_scripts.py).
+
+The protocol answers a few questions synchronously (`has_work`, `record`, `depth`, `cut_by`, the counters).
+Every script returns the job's counters and the records and queues it touched, so those answers come from
+this process's latest view: exact while one process runs the job, and at most one script old otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from . import redis_scripts
+from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+_NO_LIMITS = Limits()
+_PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
+LEASE = 60.0  # seconds a claim may stay in flight without being renewed before others may take it
+
+
+def key_prefix(job: str) -> str:
+    """The prefix of every key of job: the hash tag keeps them in one Redis Cluster slot."""
+    if not job or "{" in job or "}" in job:
+        raise ValueError(f"job name {job!r}: expected a non-empty name without braces")
+    return f"lh:{{{job}}}:"
+
+
+class RedisState:
+    """CrawlState in Redis. `client` must decode responses (redis.asyncio.from_url(url, decode_responses=True)).
+    Claims are leases: one not done nor renewed within `lease` seconds goes back to its queue. While this
+    process holds leases, a task renews them every lease/3 seconds."""
+
+    def __init__(
+        self,
+        client: Redis,
+        job: str,
+        limits: Limits = _NO_LIMITS,
+        on_host_ready: Callable[[str], None] = lambda host: None,
+        lease: float = LEASE,
+    ) -> None:
+        self._prefix = p = key_prefix(job)
+        self._keys = [p + "rec", p + "n", p + "hosts", p + "cut", p + "leases"]
+        self._head = [p, -1 if limits.max_depth is None else limits.max_depth,
+                      -1 if limits.max_pages is None else limits.max_pages]
+        self._limits = limits
+        self._on_host_ready = on_host_ready
+        self._lease_ms = max(1, round(lease * 1000))
+        self._add = client.register_script(redis_scripts.ADD)
+        self._claim = client.register_script(redis_scripts.CLAIM)
+        self._done = client.register_script(redis_scripts.DONE)
+        self._adopt = client.register_script(redis_scripts.ADOPT)
+        self._renew = client.register_script(redis_scripts.RENEW)
+        self._leases: dict[str, int] = {}  # this process's claims in flight: key -> lease id
+        self._keeper: asyncio.Task[None] | None = None
+        # this process's view of the job, refreshed by every script
+        self.unfinished = 0
+        self.refetched = 0
+        self._queued = 0
+        self._cut: tuple[str, ...] = ()
+        self._sizes: dict[str, int] = {}
+        self._records: dict[str, Record] = {}
+
+    @classmethod
+    def factory(cls, client: Redis, job: str, lease: float = LEASE) -> Callable[..., RedisState]:
+        """A StateFactory for the engine: (limits, on_host_ready) -> the job's state."""
+        return lambda limits, on_host_ready: cls(client, job, limits, on_host_ready, lease)
+
+    @property
+    def queued(self) -> int:
+        return self._queued
+
+    def has_work(self, host: str) -> bool:
+        return self._sizes.get(host, 0) > 0
+
+    async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
+        args: list[Any] = [*self._head, parent or "", hop]
+        for f in found:
+            args += (f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed))
+        if len(args) == 5 and parent is None:
+            return []
+        return [_claim(c) for c in await self._run(self._add, args)]
+
+    async def adopt(self, found: Found) -> bool:
+        f = found
+        args = [*self._head, f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed)]
+        return bool(await self._run(self._adopt, args))
+
+    async def claim(self, host: str) -> Claim | None:
+        answer = await self._run(self._claim, [*self._head, host, self._lease_ms])
+        if answer is None:
+            return None
+        claim = _claim(answer[0])
+        self._leases[claim.key] = int(answer[1])
+        if self._keeper is None:
+            self._keeper = asyncio.ensure_future(self._keep_leases())
+        return claim
+
+    async def done(self, claim: Claim, served: Plan) -> None:
+        lease = self._leases.pop(claim.key, 0)
+        if not self._leases and self._keeper is not None:
+            self._keeper.cancel()
+            self._keeper = None
+        await self._run(self._done, [*self._head, claim.key, lease, int(claim.plan), int(served)])
+
+    async def renew(self) -> int:
+        """Move the deadlines of this process's leases on (and reclaim others' expired ones); how many."""
+        args: list[Any] = [*self._head, self._lease_ms]
+        for key, lease in list(self._leases.items()):
+            args += (key, lease)
+        return int(await self._run(self._renew, args))
+
+    def record(self, key: str) -> Record | None:
+        return self._records.get(key)
+
+    def depth(self, key: str) -> int | None:
+        r = self._records.get(key)
+        return None if r is None else r.depth
+
+    def cut_by(self) -> tuple[str, ...]:
+        return self._cut
+
+    async def _keep_leases(self) -> None:
+        while self._leases:
+            await asyncio.sleep(self._lease_ms / 3000)
+            with contextlib.suppress(Exception):  # a missed renewal is retried; the lease has time left
+                await self.renew()
+
+    async def _run(self, script: Any, args: list[Any]) -> Any:
+        (unfinished, queued, refetched, cut_depth, cut_pages), sizes, views, answer = await script(self._keys, args)
+        self.unfinished, self._queued, self.refetched = int(unfinished), int(queued), int(refetched)
+        limits = self._limits
+        cut = []
+        if int(cut_depth):
+            cut.append(f"max-depth {limits.max_depth}")
+        if int(cut_pages):
+            cut.append(f"max-pages {limits.max_pages}")
+        self._cut = tuple(cut)
+        for key, url, depth, plan, progress, served in views:
+            served = int(served)
+            self._records[key] = Record(key, url, int(depth), Plan(int(plan)), _PROGRESS[int(progress)],
+                                        None if served < 0 else Plan(served))
+        for i in range(0, len(sizes), 2):
+            host, size = sizes[i], int(sizes[i + 1])
+            before = self._sizes.pop(host, 0)
+            if size > 0:
+                self._sizes[host] = size
+                if before == 0:
+                    self._on_host_ready(host)
+        return answer
+
+
+def _claim(c: list[Any]) -> Claim:
+    key, url, host, depth, plan, seed = c
+    return Claim(key, url, host, int(depth), Plan(int(plan)), bool(int(seed)))
