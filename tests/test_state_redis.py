@@ -142,8 +142,9 @@ async def test_held_leases_are_renewed_while_the_fetch_goes_on(client: object) -
 
 
 def test_a_job_name_with_braces_is_refused() -> None:
+    from linkhound import UsageError
     from linkhound.redis_state import key_prefix
 
     assert key_prefix("site-1") == "lh:{site-1}:"
-    with pytest.raises(ValueError, match="job name"):
+    with pytest.raises(UsageError, match="job name"):
         key_prefix("a}b")

@@ -46,6 +46,7 @@ class Engine:
         emit: Callable[[Event], None] | None = None,
         transport: Transport | None = None,
         state: StateFactory = MemoryState,
+        ledger: Ledger | None = None,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -62,7 +63,7 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method)
-        self._ledger = Ledger(emit)
+        self._ledger = Ledger(emit) if ledger is None else ledger
         self._guard = TrapGuard(s.max_path_variants)
         self._pages: list[tuple[str, str | None, int, bool]] = []  # url, key, links, followed
         self._warnings: list[str] = []  # run-level messages for every report format

@@ -4,15 +4,19 @@ Every key of a job shares the hash tag `{job}`, so a job lives in one Cluster sl
 names of a host's queue or a page's edge set from the prefix it is given (they hash to the same slot).
 
     <prefix>rec        hash: canonical key -> "depth plan progress served crawl body seed hop lease host url"
-    <prefix>n          hash: unfinished, queued, refetched, pages (PAGE plans granted)
+    <prefix>n          hash: unfinished, queued, refetched, pages (PAGE plans granted), open (producers
+                       still adding: the job isn't over while one is)
     <prefix>q:<host>   sorted set: the host's queued keys, scored by depth (shallowest claimed first)
     <prefix>hosts      set: hosts whose queue holds a key
     <prefix>leases     sorted set: in-flight keys, scored by the server time (ms) their lease ends
     <prefix>cut        sorted set: crawlable keys not granted a PAGE plan, scored by depth (for cut_by)
     <prefix>e:<key>    set: the keys a crawled page links to (a shorter path to it moves them up too)
+    <prefix>log        list: what each finished claim found (references, results, pages), appended by DONE
+                       only while the claim's lease holds: a claim that lost its lease logs nothing
 
 Every script ends with `finish`, which writes the records it changed in one HSET and answers
 {counters, {host, queue size, ...}, {changed records}, its own answer}: the caller's view of the job.
+Per URL, a crawl costs three scripts: ADD (in a batch of its page's links), CLAIM and DONE.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ _PRELUDE = r"""
 local P, MAXD, MAXP = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local REC, CNT, HOSTS, CUT, LEASES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local QUEUED, FLIGHT, DONE, PAGE = 0, 1, 2, 2
-local c = redis.call('HMGET', CNT, 'unfinished', 'queued', 'refetched', 'pages')
+local c = redis.call('HMGET', CNT, 'unfinished', 'queued', 'refetched', 'pages', 'open')
 local n = {unfinished = tonumber(c[1]) or 0, queued = tonumber(c[2]) or 0, refetched = tonumber(c[3]) or 0,
            pages = tonumber(c[4]) or 0}
 local recs, dirty, touched = {}, {}, {}
@@ -155,7 +159,7 @@ local function finish(answer)
   else
     cut_pages = redis.call('ZCARD', CUT)
   end
-  return {{n.unfinished, n.queued, n.refetched, cut_depth, cut_pages}, sizes, views, answer}
+  return {{n.unfinished, n.queued, n.refetched, cut_depth, cut_pages, tonumber(c[5]) or 0}, sizes, views, answer}
 end
 """
 
@@ -168,8 +172,11 @@ if page and page.hop ~= hop then
   page.hop = hop
   dirty[parent] = true
 end
+-- the caller took the page's depth from its own view, which another process may have lowered since
+local floor = page and page.depth + hop or nil
 for i = 6, #ARGV, 7 do
   local key, depth = ARGV[i], tonumber(ARGV[i + 3])
+  if floor and floor < depth then depth = floor end
   local crawl, body, seed = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
   local r = get(key)
   if not r then  -- the check and the mark of dedup at enqueue, in one step
@@ -206,8 +213,8 @@ redis.call('ZADD', LEASES, now + tonumber(ARGV[5]), r.key)
 return finish({claim_of(r), r.lease})
 """
 
-# ARGV: prefix, max_depth, max_pages, key, lease id, the claim's plan, served. Answer: 1, or 0 for a lease
-# that was lost (it expired and another claim holds the key now).
+# ARGV: prefix, max_depth, max_pages, key, lease id, the claim's plan, served, then log entries. Answer: 1,
+# or 0 for a lease that was lost (it expired and another claim holds the key now): its entries are dropped.
 DONE = _PRELUDE + r"""
 local r = get(ARGV[4])
 if not r or r.lease ~= tonumber(ARGV[5]) or r.prog == DONE then return finish(0) end
@@ -221,6 +228,9 @@ end
 -- a fetch made for a plan satisfies it, whatever it got: asking again the same way would get the same
 r.served = math.max(r.served, tonumber(ARGV[6]), tonumber(ARGV[7]))
 dirty[r.key] = true
+for i = 8, #ARGV, 500 do
+  redis.call('RPUSH', P .. 'log', unpack(ARGV, i, math.min(i + 499, #ARGV)))
+end
 if r.plan > r.served then  -- the plan rose while it was in flight: fetch it again, for the new plan
   n.refetched = n.refetched + 1
   n.queued = n.queued + 1
@@ -233,10 +243,19 @@ end
 return finish(1)
 """
 
-# ARGV: prefix, max_depth, max_pages, then the found link's 7 fields. Answer: 1 when the key was new.
+# ARGV: prefix, max_depth, max_pages, the found link's 7 fields, then the key of the claim that redirected to
+# it ('' for none). Answer: 1 when the key was new. The redirect is an edge of no hop: the end of a redirect
+# is as deep as its start, now and after a shorter path to the start is found.
 ADOPT = _PRELUDE + r"""
 local key, depth = ARGV[4], tonumber(ARGV[7])
 local crawl, body, seed = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local start = ARGV[11] ~= '' and get(ARGV[11]) or nil
+if start then
+  if start.depth < depth then depth = start.depth end  -- the claim's depth may be older than the record's
+  start.hop = 0
+  dirty[start.key] = true
+  redis.call('SADD', P .. 'e:' .. start.key, key)
+end
 local r = get(key)
 if r then
   update(r, depth, crawl, body, seed, {})
@@ -262,4 +281,12 @@ for i = 5, #ARGV, 2 do
   end
 end
 return finish(renewed)
+"""
+
+# ARGV: prefix, max_depth, max_pages, most hosts to answer. Reclaims expired leases and answers the sizes of
+# (a sample of) the hosts with queued work: how a process learns of work that others queued.
+SWEEP = _PRELUDE + r"""
+reclaim(now_ms())
+for _, host in ipairs(redis.call('SRANDMEMBER', HOSTS, tonumber(ARGV[4]))) do touched[host] = true end
+return finish(0)
 """

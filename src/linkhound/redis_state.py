@@ -2,7 +2,13 @@
 
 The protocol answers a few questions synchronously (`has_work`, `record`, `depth`, `cut_by`, the counters).
 Every script returns the job's counters and the records and queues it touched, so those answers come from
-this process's latest view: exact while one process runs the job, and at most one script old otherwise.
+this process's latest view: exact while one process runs the job, and at most one script (or one `sweep`)
+old otherwise.
+
+What a claim's fetch found for the report (references, results, pages) waits in an Outbox under the claim's
+key and goes to Redis with the claim's `done`, in the same script, so it is logged exactly when the claim
+counts as done. The claim being worked on is known from a context variable that `claim` sets: the engine
+fetches a claim in the task that took it, or in a task started from there.
 """
 
 from __future__ import annotations
@@ -10,10 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from . import redis_scripts
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+from .exceptions import UsageError
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -21,12 +29,33 @@ if TYPE_CHECKING:
 _NO_LIMITS = Limits()
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 LEASE = 60.0  # seconds a claim may stay in flight without being renewed before others may take it
+_SWEEP_HOSTS = 1000  # hosts with work a sweep tells of at most (a random sample when there are more)
+
+current_claim: ContextVar[str | None] = ContextVar("linkhound_current_claim", default=None)
+
+
+class Outbox:
+    """Log entries waiting for the done of the claim they came from (None: from no claim, e.g. the inputs)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str | None, list[str]] = {}
+
+    def put(self, entry: str) -> None:
+        key = current_claim.get()
+        entries = self._entries.get(key)
+        if entries is None:
+            self._entries[key] = [entry]
+        else:
+            entries.append(entry)
+
+    def take(self, key: str | None) -> list[str]:
+        return self._entries.pop(key, [])
 
 
 def key_prefix(job: str) -> str:
     """The prefix of every key of job: the hash tag keeps them in one Redis Cluster slot."""
     if not job or "{" in job or "}" in job:
-        raise ValueError(f"job name {job!r}: expected a non-empty name without braces")
+        raise UsageError(f"job name {job!r}: expected a non-empty name without braces")
     return f"lh:{{{job}}}:"
 
 
@@ -42,7 +71,9 @@ class RedisState:
         limits: Limits = _NO_LIMITS,
         on_host_ready: Callable[[str], None] = lambda host: None,
         lease: float = LEASE,
+        outbox: Outbox | None = None,
     ) -> None:
+        self._client = client
         self._prefix = p = key_prefix(job)
         self._keys = [p + "rec", p + "n", p + "hosts", p + "cut", p + "leases"]
         self._head = [p, -1 if limits.max_depth is None else limits.max_depth,
@@ -55,24 +86,48 @@ class RedisState:
         self._done = client.register_script(redis_scripts.DONE)
         self._adopt = client.register_script(redis_scripts.ADOPT)
         self._renew = client.register_script(redis_scripts.RENEW)
+        self._sweep = client.register_script(redis_scripts.SWEEP)
+        self._outbox = outbox
         self._leases: dict[str, int] = {}  # this process's claims in flight: key -> lease id
         self._keeper: asyncio.Task[None] | None = None
         # this process's view of the job, refreshed by every script
-        self.unfinished = 0
+        self._unfinished = 0
+        self._open = 0  # producers still adding (an input being read somewhere)
+        self._own_open = 0  # ... of which this process is one
         self.refetched = 0
+        self.claims = 0  # claims this process took
         self._queued = 0
         self._cut: tuple[str, ...] = ()
         self._sizes: dict[str, int] = {}
         self._records: dict[str, Record] = {}
 
-    @classmethod
-    def factory(cls, client: Redis, job: str, lease: float = LEASE) -> Callable[..., RedisState]:
-        """A StateFactory for the engine: (limits, on_host_ready) -> the job's state."""
-        return lambda limits, on_host_ready: cls(client, job, limits, on_host_ready, lease)
+    @property
+    def unfinished(self) -> int:
+        """The job's records queued or in flight, plus one for each other process still adding inputs: the
+        job isn't over for this process while another may add work."""
+        return self._unfinished + max(0, self._open - self._own_open)
 
     @property
     def queued(self) -> int:
         return self._queued
+
+    async def open_source(self) -> None:
+        """This process will add inputs: other processes don't end the job meanwhile."""
+        self._own_open += 1
+        await self._client.hincrby(self._keys[1], "open", 1)
+
+    async def close_source(self) -> None:
+        self._own_open -= 1
+        await self._client.hincrby(self._keys[1], "open", -1)
+
+    async def sweep(self) -> None:
+        """Look at the job as a whole: reclaim expired leases, learn of hosts others queued work for, and of
+        the end. on_host_ready is told of each host with work new to this process, and of "" when the job's
+        last item was done elsewhere (so a scheduler waiting for work looks again)."""
+        before = self.unfinished
+        await self._run(self._sweep, [*self._head, _SWEEP_HOSTS])
+        if before and not self.unfinished:
+            self._on_host_ready("")
 
     def has_work(self, host: str) -> bool:
         return self._sizes.get(host, 0) > 0
@@ -83,11 +138,15 @@ class RedisState:
             args += (f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed))
         if len(args) == 5 and parent is None:
             return []
+        if self._outbox is not None and (entries := self._outbox.take(None)):
+            await self._client.rpush(self._prefix + "log", *entries)  # what the inputs say: no claim to wait for
         return [_claim(c) for c in await self._run(self._add, args)]
 
     async def adopt(self, found: Found) -> bool:
         f = found
-        args = [*self._head, f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed)]
+        # the claim that was redirected to found: the engine adopts while working on it
+        start = current_claim.get() or ""
+        args = [*self._head, f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed), start]
         return bool(await self._run(self._adopt, args))
 
     async def claim(self, host: str) -> Claim | None:
@@ -96,6 +155,8 @@ class RedisState:
             return None
         claim = _claim(answer[0])
         self._leases[claim.key] = int(answer[1])
+        self.claims += 1
+        current_claim.set(claim.key)
         if self._keeper is None:
             self._keeper = asyncio.ensure_future(self._keep_leases())
         return claim
@@ -105,7 +166,8 @@ class RedisState:
         if not self._leases and self._keeper is not None:
             self._keeper.cancel()
             self._keeper = None
-        await self._run(self._done, [*self._head, claim.key, lease, int(claim.plan), int(served)])
+        entries = self._outbox.take(claim.key) if self._outbox is not None else []
+        await self._run(self._done, [*self._head, claim.key, lease, int(claim.plan), int(served), *entries])
 
     async def renew(self) -> int:
         """Move the deadlines of this process's leases on (and reclaim others' expired ones); how many."""
@@ -131,8 +193,10 @@ class RedisState:
                 await self.renew()
 
     async def _run(self, script: Any, args: list[Any]) -> Any:
-        (unfinished, queued, refetched, cut_depth, cut_pages), sizes, views, answer = await script(self._keys, args)
-        self.unfinished, self._queued, self.refetched = int(unfinished), int(queued), int(refetched)
+        head, sizes, views, answer = await script(self._keys, args)
+        unfinished, queued, refetched, cut_depth, cut_pages, opened = head
+        self._unfinished, self._queued, self.refetched = int(unfinished), int(queued), int(refetched)
+        self._open = int(opened)
         limits = self._limits
         cut = []
         if int(cut_depth):

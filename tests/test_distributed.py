@@ -1,0 +1,74 @@
+"""One crawl, several processes, one Redis: `linkhound --redis URL --job NAME` and `linkhound worker` processes
+against a generated loopback site give the report one process gives, with each URL requested once."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+from pathlib import Path
+
+import linkhound
+from server import Site, SiteFactory
+from test_crawl import build_site, referrers
+
+_HANG_GUARD = 120  # seconds: only catches a crawl that never ends
+
+
+async def _worker(redis_url: str, job: str) -> asyncio.subprocess.Process:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "worker", "--redis", redis_url, "--job", job,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert proc.stderr is not None
+    line = await asyncio.wait_for(proc.stderr.readline(), _HANG_GUARD)
+    assert line.decode().strip() == f"linkhound worker: waiting for job {job}"  # up before the job starts
+    return proc
+
+
+async def _finish(proc: asyncio.subprocess.Process) -> tuple[int | None, str]:
+    _, err = await asyncio.wait_for(proc.communicate(), _HANG_GUARD)
+    return proc.returncode, err.decode()
+
+
+def _broken(results: list[dict[str, object]]) -> dict[str, set[str]]:
+    return {str(r["url"]): {str(ref["source"]) for ref in r["references"]}  # type: ignore[attr-defined]
+            for r in results if r["status"] == "broken"}
+
+
+async def test_workers_share_one_crawl_and_its_report_matches_one_process(
+    site: Site, make_site: SiteFactory, redis_url: str, tmp_path: Path
+) -> None:
+    other = await make_site("127.0.0.2")
+    expected = build_site(site, other, 300, random.Random(1), delay=0.01)
+    workers = [await _worker(redis_url, "site") for _ in range(2)]
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "site", "--max-retries", "0",
+        "--no-config", "--format", "json", "--output", str(out), site.url("/"), stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 2, err  # broken links found
+    ended = [await _finish(w) for w in workers]
+    for code, err in ended:
+        assert code == 0, err
+        fetched = int(err.rsplit(": ", 1)[1].split()[0])  # "... is over: N URLs fetched here"
+        assert fetched > 0, err  # each worker took part
+    seen = {k: n for k, n in site.counts().items() if k[1] != "/robots.txt"}
+    assert all(n == 1 for n in seen.values()), [k for k, n in seen.items() if n > 1]
+    assert site.hits("/robots.txt") <= 3  # read once by each process
+    report = json.loads(out.read_text())
+    assert _broken(report["results"]) == expected
+
+    site.requests.clear()
+    single = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    one = {r.url: referrers(r) for r in single.results if r.status.is_broken}
+    assert one == expected
+    # the same report, but for timings: every result with its depth and referrers, every page
+    assert {r["url"]: (r["status"], r["code"], r["depth"], sorted(ref["source"] for ref in r["references"]))
+            for r in report["results"]} == {
+        r.url: (r.status.value, r.code, r.depth, sorted(ref.source for ref in r.references)) for r in single.results}
+    assert sorted((p["url"], p["depth"], p["links"], p["followed"]) for p in report["pages"]) == sorted(
+        (p.url, p.depth, p.links, p.followed) for p in single.pages)
+    assert report["summary"]["by_status"] == {s.value: single.summary.count(s) for s in linkhound.Status}
