@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import signal
 import sys
 from pathlib import Path
 
@@ -16,9 +17,9 @@ from test_crawl import build_site, referrers
 _HANG_GUARD = 120  # seconds: only catches a crawl that never ends
 
 
-async def _worker(redis_url: str, job: str) -> asyncio.subprocess.Process:
+async def _worker(redis_url: str, job: str, *more: str) -> asyncio.subprocess.Process:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "linkhound", "worker", "--redis", redis_url, "--job", job,
+        sys.executable, "-m", "linkhound", "worker", "--redis", redis_url, "--job", job, *more,
         stderr=asyncio.subprocess.PIPE,
     )
     assert proc.stderr is not None
@@ -72,3 +73,49 @@ async def test_workers_share_one_crawl_and_its_report_matches_one_process(
     assert sorted((p["url"], p["depth"], p["links"], p["followed"]) for p in report["pages"]) == sorted(
         (p.url, p.depth, p.links, p.followed) for p in single.pages)
     assert report["summary"]["by_status"] == {s.value: single.summary.count(s) for s in linkhound.Status}
+
+
+async def test_a_worker_killed_mid_crawl_loses_nothing(
+    site: Site, make_site: SiteFactory, redis_url: str, tmp_path: Path
+) -> None:
+    other = await make_site("127.0.0.2")
+    expected = build_site(site, other, 150, random.Random(2), delay=0.05)
+    lease = ["--lease", "1"]
+    doomed, survivor = [await _worker(redis_url, "kill", *lease) for _ in range(2)]
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "kill", *lease, "--max-retries", "0",
+        "--no-config", "--format", "json", "--output", str(out), site.url("/"), stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(_HANG_GUARD):
+        while len(site.requests) < 40:  # all three busy: the doomed worker holds leases
+            await asyncio.sleep(0.01)
+    doomed.kill()
+    code, err = await _finish(lead)
+    assert code == 2, err
+    assert (await _finish(survivor))[0] == 0 and (await _finish(doomed))[0] == -signal.SIGKILL
+    seen = {k: n for k, n in site.counts().items() if k[1] != "/robots.txt"}
+    assert max(seen.values()) <= 2  # what the dead worker had in flight was asked again, once
+    assert any(n == 2 for n in seen.values())
+    assert _broken(json.loads(out.read_text())["results"]) == expected
+
+
+async def test_a_job_name_is_taken_once(site: Site, redis_url: str) -> None:
+    site.page("/", "<p>no links</p>")
+    args = [sys.executable, "-m", "linkhound", "--redis", redis_url, "--job", "once", "--no-config", site.url("/")]
+    first = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL)
+    assert await asyncio.wait_for(first.wait(), _HANG_GUARD) == 0
+    again = await asyncio.create_subprocess_exec(*args, stderr=asyncio.subprocess.PIPE)
+    code, err = await _finish(again)
+    assert code == 1
+    assert err == "linkhound: error: --job once: a job of that name is in Redis already (pick a new name)\n"
+
+
+async def test_an_unreachable_redis_is_a_one_line_error(tmp_path: Path) -> None:
+    for args in (["--redis", "redis://127.0.0.1:1/0", "--job", "j", "http://127.0.0.1:9/"],
+                 ["worker", "--redis", "redis://127.0.0.1:1/0", "--job", "j"]):
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "linkhound", *args, cwd=tmp_path,
+                                                    stderr=asyncio.subprocess.PIPE)
+        code, err = await _finish(proc)
+        assert code == 1 and err.startswith("linkhound: error: Redis at redis://127.0.0.1:1/0: ")
+        assert err.count("\n") == 1

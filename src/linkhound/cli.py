@@ -14,6 +14,7 @@ from typing import IO, Any, NoReturn
 from . import HostStats, Result, Run, Settings, Status
 from .options import GROUPS, OptionField, option_fields
 from .progress import Progress
+from .redis_state import LEASE
 from .report import Reporter
 from .types import Event
 from .version import __version__
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--redis", metavar="URL", help="keep the crawl in this Redis (redis://host:port/db), where "
                    "`linkhound worker --redis URL --job NAME` processes join it; this process writes the report")
     g.add_argument("--job", metavar="NAME", help="the crawl's name in Redis (with --redis)")
+    g.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
+                   help="seconds a URL taken by a process that stopped answering stays taken before another "
+                   f"process takes it (default: {LEASE:g})")
 
     declared = [f for f in option_fields(Settings) if not f.option.config_only]
     for group in GROUPS:
@@ -225,7 +229,7 @@ def _distributed_run(ns: argparse.Namespace, settings: Settings, args: Sequence[
         raise UsageError("no inputs: give URLs, files, directories or globs")
     inputs = collect(listed, hidden=settings.hidden, gitignore=settings.gitignore,
                      exclude_path=settings.patterns("exclude_path"))
-    return DistributedRun(settings, inputs, ns.redis, ns.job)
+    return DistributedRun(settings, inputs, ns.redis, ns.job, ns.lease)
 
 
 def _worker_parser() -> argparse.ArgumentParser:
@@ -234,14 +238,26 @@ def _worker_parser() -> argparse.ArgumentParser:
                 "started the job.")
     p.add_argument("--redis", metavar="URL", required=True, help="the Redis the job is in (redis://host:port/db)")
     p.add_argument("--job", metavar="NAME", required=True, help="the job's name")
+    p.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
+                   help=f"as for linkhound --lease (default: {LEASE:g})")
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    return value
 
 
 def _work(ns: argparse.Namespace) -> int:
     from .loop import run as run_loop
     from .redis_job import Worker
 
-    worker = Worker(ns.redis, ns.job)
+    worker = Worker(ns.redis, ns.job, ns.lease)
 
     async def go() -> int:
         loop = asyncio.get_running_loop()

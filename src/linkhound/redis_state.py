@@ -122,11 +122,10 @@ class RedisState:
 
     async def sweep(self) -> None:
         """Look at the job as a whole: reclaim expired leases, learn of hosts others queued work for, and of
-        the end. on_host_ready is told of each host with work new to this process, and of "" when the job's
-        last item was done elsewhere (so a scheduler waiting for work looks again)."""
-        before = self.unfinished
+        the end. on_host_ready is told of each host with work new to this process, and of "" while the job
+        looks over (its last item may have been done elsewhere: a scheduler waiting for work looks again)."""
         await self._run(self._sweep, [*self._head, _SWEEP_HOSTS])
-        if before and not self.unfinished:
+        if not self.unfinished:
             self._on_host_ready("")
 
     def has_work(self, host: str) -> bool:
