@@ -10,8 +10,10 @@ import signal
 import sys
 from pathlib import Path
 
+from aiohttp import web
+
 import linkhound
-from server import Site, SiteFactory
+from server import Site, SiteFactory, html
 from test_crawl import build_site, referrers
 
 _HANG_GUARD = 120  # seconds: only catches a crawl that never ends
@@ -119,3 +121,28 @@ async def test_an_unreachable_redis_is_a_one_line_error(tmp_path: Path) -> None:
         code, err = await _finish(proc)
         assert code == 1 and err.startswith("linkhound: error: Redis at redis://127.0.0.1:1/0: ")
         assert err.count("\n") == 1
+
+
+async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url: str, tmp_path: Path) -> None:
+    async def page(request: web.Request) -> web.StreamResponse:
+        i = int(request.path.rsplit("/", 1)[1])
+        await asyncio.sleep(0.05)
+        return web.Response(text=html(*(f"/p/{(i * 7 + k) % 60}" for k in range(1, 6))), content_type="text/html")
+
+    site.prefixes["/p/"] = page
+    rate, burst, concurrency = 25.0, 2, 2
+    workers = [await _worker(redis_url, "polite") for _ in range(2)]
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "polite", "--no-config", "--no-robots",
+        "--host-rate", str(rate), "--host-burst", str(burst), "--host-concurrency", str(concurrency),
+        "--output", str(tmp_path / "report.txt"), site.url("/p/0"), stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 0, err
+    assert [(await _finish(w))[0] for w in workers] == [0, 0]
+    assert len(site.requests) == 60 and all(n == 1 for n in site.counts().values())
+    assert site.peak <= concurrency  # three processes, one cap
+    times = [r.at for r in site.requests]
+    for i in range(len(times)):  # and one token bucket, give or take one token
+        for j in range(i + 1, len(times)):
+            assert j - i + 1 <= burst + rate * (times[j] - times[i]) + 1, (i, j, times[j] - times[i])

@@ -101,3 +101,18 @@ def test_bad_limits_are_usage_errors() -> None:
                             ({"concurrency": 0}, "concurrency must be")):
         with pytest.raises(linkhound.UsageError, match=message):
             linkhound.throttle("redis://127.0.0.1:9/0", **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_pause_holds_every_holder_of_the_host(redis_url: str) -> None:
+    import time
+
+    first = linkhound.throttle(redis_url, concurrency=4)
+    second = linkhound.throttle(redis_url, rate=100, burst=10)  # other limits, same host: the pause holds it too
+    async with first, second:
+        await first.pause("http://127.0.0.1:9/x", 0.3)  # a 429 with Retry-After: 0.3
+        started = time.monotonic()
+        async with asyncio.timeout(30), second.slot("http://127.0.0.1:9/y"):  # a hang guard
+            waited = time.monotonic() - started
+        async with first.slot("http://127.0.0.2:9/"):  # another host is not held
+            pass
+    assert waited >= 0.25  # (the server's clock and ours differ by less than the margin)

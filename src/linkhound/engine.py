@@ -47,12 +47,13 @@ class Engine:
         transport: Transport | None = None,
         state: StateFactory = MemoryState,
         ledger: Ledger | None = None,
+        pool: Callable[..., HostPool] = HostPool,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
         default = HostLimits(s.host_concurrency, s.host_rate, s.host_burst)
         per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
-        self._pool = HostPool(default, per_host, max_wait=s.max_retry_wait)
+        self._pool = pool(default, per_host, max_wait=s.max_retry_wait)
         limits = Limits(s.max_depth, s.max_pages)
         self._state: CrawlState = state(limits, lambda host: self._scheduler.host_ready(host))
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)

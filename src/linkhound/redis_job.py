@@ -20,9 +20,11 @@ import orjson
 from .crawl_state import Limits
 from .engine import Engine
 from .exceptions import LinkhoundError, UsageError
+from .host_pool import HostLimits
 from .inputs import Input
 from .ledger import Ledger
 from .options import option_fields
+from .redis_host_pool import RedisHostPool
 from .redis_state import LEASE, Outbox, RedisState, key_prefix
 from .run import Run
 from .settings import Settings
@@ -150,7 +152,10 @@ class _Process:
             made.append(RedisState(client, job.name, limits, on_host_ready, lease, outbox))
             return made[0]
 
-        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger)
+        def pool(default: HostLimits, overrides: dict[str, HostLimits], max_wait: float) -> RedisHostPool:
+            return RedisHostPool(client, default, overrides, max_wait=max_wait)
+
+        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool)
         self.state = made[0]
 
     async def run(self, inputs: list[Input], follow_stop: bool) -> Report:

@@ -21,14 +21,18 @@ PREFIX = "lh:throttle:"
 _CAPPED = -1
 _POLL = 0.02  # seconds between two asks while the host is at its concurrency cap
 
-# KEYS: the host's bucket (hash: tokens, at) and its slot holders (sorted set: holder -> lease end, in µs).
+# KEYS: the host's bucket (hash: tokens, at), its slot holders (sorted set: holder -> lease end, in µs) and its
+# pause (the server time, in µs, before which no request starts: a 429's Retry-After, for everyone).
 # ARGV: rate (tokens a second, 0: no bucket), burst, concurrency (0: no cap), holder, lease (µs).
-# Answer: 0 when the slot is taken, -1 at the concurrency cap, else the µs until the next token is due.
+# Answer: 0 when the slot is taken, -1 at the concurrency cap, else the µs until a token is due or the
+# pause ends.
 ACQUIRE = r"""
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local rate, burst, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local lease = tonumber(ARGV[5])
+local paused = tonumber(redis.call('GET', KEYS[3]) or 0)
+if paused > now then return paused - now end
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)  -- holders that died with a slot: their lease ran out
   if redis.call('ZCARD', KEYS[2]) >= cap then return -1 end
@@ -57,6 +61,23 @@ local renewed = redis.call('ZADD', KEYS[1], 'XX', 'CH', until_, ARGV[1])
 redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) / 1000) + 1000)
 return renewed
 """
+
+
+# KEYS: the host's pause. ARGV: µs from now. The pause ends then, or later if it already did.
+PAUSE = r"""
+local t = redis.call('TIME')
+local until_ = tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(ARGV[1])
+if until_ > tonumber(redis.call('GET', KEYS[1]) or 0) then
+  redis.call('SET', KEYS[1], string.format('%d', until_), 'PX', math.ceil(tonumber(ARGV[1]) / 1000) + 1)
+end
+return 0
+"""
+
+
+def host_keys(prefix: str, host: str) -> list[str]:
+    """A host's bucket, slots and pause: one hash tag, so one Redis Cluster slot."""
+    tag = f"{prefix}{{{host}}}"
+    return [tag + ":bucket", tag + ":slots", tag + ":pause"]
 
 
 class Throttle:
@@ -88,6 +109,7 @@ class Throttle:
         self._lease_us = max(1, round(lease * 1_000_000))
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
+        self._pause = client.register_script(PAUSE)
 
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
@@ -119,12 +141,15 @@ class Throttle:
                         tb: TracebackType | None) -> None:
         await self.aclose()
 
+    async def pause(self, url: str, seconds: float) -> None:
+        """No one starts a request to url's host for seconds (after a 429 or 503 with Retry-After, say)."""
+        await self._pause([self._keys(url)[2]], [max(1, round(seconds * 1_000_000))])
+
     def _keys(self, url: str) -> list[str]:
         host = host_of(url) if "//" in url else url.lower()
         if not host:
             raise UsageError(f"throttle: no host in {url!r}")
-        tag = f"{self._prefix}{{{host}}}"  # a host's two keys share a Cluster slot
-        return [tag + ":bucket", tag + ":slots"]
+        return host_keys(self._prefix, host)
 
     async def _keep(self, slots: str, holder: str) -> None:
         while True:
