@@ -146,3 +146,28 @@ async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url
     for i in range(len(times)):  # and one token bucket, give or take one token
         for j in range(i + 1, len(times)):
             assert j - i + 1 <= burst + rate * (times[j] - times[i]) + 1, (i, j, times[j] - times[i])
+
+
+async def test_ctrl_c_on_the_first_process_stops_the_whole_job(site: Site, redis_url: str, tmp_path: Path) -> None:
+    async def page(request: web.Request) -> web.StreamResponse:
+        i = int(request.path.rsplit("/", 1)[1])
+        await asyncio.sleep(0.1)
+        return web.Response(text=html(*(f"/p/{i * 4 + k}" for k in range(1, 5))), content_type="text/html")
+
+    site.prefixes["/p/"] = page  # endless
+    worker = await _worker(redis_url, "stop")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "stop", "--no-config", "--no-robots",
+        "--format", "json", "--output", str(out), site.url("/p/0"), stderr=asyncio.subprocess.PIPE,
+    )
+    async with asyncio.timeout(_HANG_GUARD):
+        while len(site.requests) < 30:
+            await asyncio.sleep(0.01)
+    lead.send_signal(signal.SIGINT)
+    code, err = await _finish(lead)
+    assert code == 130, err
+    code, err = await _finish(worker)
+    assert code == 130 and "job stop is stopped" in err, err
+    report = json.loads(out.read_text())
+    assert report["summary"]["interrupted"] and len(report["results"]) >= 20
