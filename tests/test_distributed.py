@@ -171,3 +171,21 @@ async def test_ctrl_c_on_the_first_process_stops_the_whole_job(site: Site, redis
     assert code == 130 and "job stop is stopped" in err, err
     report = json.loads(out.read_text())
     assert report["summary"]["interrupted"] and len(report["results"]) >= 20
+
+
+async def test_local_inputs_of_the_first_process_are_in_the_report(site: Site, redis_url: str, tmp_path: Path) -> None:
+    site.page("/ok", "<p>fine</p>")
+    (tmp_path / "a.md").write_text(f"[ok]({site.url('/ok')}) [gone]({site.url('/gone')}) [local](b.md) [no](c.md)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--redis", redis_url, "--job", "files", "--no-config", "--format", "json",
+        "--output", str(out), "a.md", cwd=tmp_path, stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 2, err
+    report = json.loads(out.read_text())
+    single = await linkhound.check([str(tmp_path / "a.md")])
+    assert sorted((r["url"].rsplit("/", 1)[1], r["status"]) for r in report["results"]) == sorted(
+        (r.url.rsplit("/", 1)[1], r.status.value) for r in single.results)
+    assert report["summary"]["pages"] == single.summary.pages == 1

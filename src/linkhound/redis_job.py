@@ -186,6 +186,7 @@ class DistributedRun(Run):
         self._job = _Job(self._client, job)
         self._process = _Process(self._client, self._job, settings, True, lease)
         self._stopped = False
+        self._telling: asyncio.Future[Any] | None = None  # the stop, on its way to the workers
         super().__init__(self._process.engine, inputs)
 
     async def report(self) -> Report:
@@ -202,6 +203,7 @@ class DistributedRun(Run):
         try:
             await self._job.create(self._process.engine.settings, [i.location for i in self._inputs if i.is_url])
             local = await self._process.run(self._inputs, follow_stop=False)
+            await state.flush()  # e.g. the page entry of the last local file read
         finally:
             await state.close_source()
         await state.sweep()
@@ -218,7 +220,7 @@ class DistributedRun(Run):
         """Stop the whole job: the workers take no new work either."""
         if not self._stopped:
             self._stopped = True
-            asyncio.ensure_future(self._job.stop())
+            self._telling = asyncio.ensure_future(self._job.stop())
         super().stop()
 
 

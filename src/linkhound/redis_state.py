@@ -120,6 +120,11 @@ class RedisState:
         self._own_open -= 1
         await self._client.hincrby(self._keys[1], "open", -1)
 
+    async def flush(self) -> None:
+        """Send what waits in the outbox under no claim (what the inputs said since the last add)."""
+        if self._outbox is not None and (entries := self._outbox.take(None)):
+            await self._client.rpush(self._prefix + "log", *entries)
+
     async def sweep(self) -> None:
         """Look at the job as a whole: reclaim expired leases, learn of hosts others queued work for, and of
         the end. on_host_ready is told of each host with work new to this process, and of "" while the job
@@ -137,8 +142,7 @@ class RedisState:
             args += (f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed))
         if len(args) == 5 and parent is None:
             return []
-        if self._outbox is not None and (entries := self._outbox.take(None)):
-            await self._client.rpush(self._prefix + "log", *entries)  # what the inputs say: no claim to wait for
+        await self.flush()  # what the inputs say: no claim to wait for
         return [_claim(c) for c in await self._run(self._add, args)]
 
     async def adopt(self, found: Found) -> bool:
