@@ -123,8 +123,9 @@ class RedisHostPool(HostPool):
         await self._pause([host_keys(self._prefix, host)[2]], [max(1, round(seconds * 1_000_000))])
 
     async def _keep(self) -> None:
-        """Renew the leases of the slots in use (a long request keeps its slot); ended when none is."""
-        while True:
+        """Renew the leases of the slots in use (a long request keeps its slot); ended when none is (a cancel
+        that lands inside a Redis call may be lost)."""
+        while any(self._held.values()):
             await asyncio.sleep(self._lease_us / 3_000_000)
             for host, slots in list(self._held.items()):
                 for slot in list(slots):

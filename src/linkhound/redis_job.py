@@ -160,14 +160,18 @@ class _Process:
 
     async def run(self, inputs: list[Input], follow_stop: bool) -> Report:
         await self.state.sweep()  # the job as it is, before the first request
-        watcher = asyncio.ensure_future(self._watch(follow_stop))
+        over: list[bool] = []
+        watcher = asyncio.ensure_future(self._watch(follow_stop, over))
         try:
             return await self.engine.run(inputs)
         finally:
-            watcher.cancel()
+            # told, not cancelled: a cancel that lands inside a Redis call can be lost there, and the task
+            # would then outlive the run (and keep the process from exiting)
+            over.append(True)
+            await watcher
 
-    async def _watch(self, follow_stop: bool) -> None:
-        while True:
+    async def _watch(self, follow_stop: bool, over: list[bool]) -> None:
+        while not over:
             await asyncio.sleep(POLL)
             with contextlib.suppress(Exception):  # a missed look is made again next time
                 await self.state.sweep()

@@ -117,11 +117,13 @@ class Throttle:
         keys = self._keys(url)
         holder = secrets.token_hex(8)
         await self._take(keys, holder)
-        keeper = asyncio.ensure_future(self._keep(keys[1], holder)) if self._capped else None
+        held = [True]
+        keeper = asyncio.ensure_future(self._keep(keys[1], holder, held)) if self._capped else None
         try:
             yield
         finally:
             if keeper is not None:
+                held.clear()  # (a cancel that lands inside a Redis call may be lost: the flag ends it anyway)
                 keeper.cancel()
                 await self._client.zrem(keys[1], holder)
 
@@ -151,8 +153,8 @@ class Throttle:
             raise UsageError(f"throttle: no host in {url!r}")
         return host_keys(self._prefix, host)
 
-    async def _keep(self, slots: str, holder: str) -> None:
-        while True:
+    async def _keep(self, slots: str, holder: str, held: list[bool]) -> None:
+        while held:
             await asyncio.sleep(self._lease_us / 3_000_000)
             with contextlib.suppress(Exception):  # missed once, tried again: the lease has time left
                 await self._renew([slots], [holder, self._lease_us])
