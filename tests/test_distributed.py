@@ -4,7 +4,9 @@ against a generated loopback site give the report one process gives, with each U
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import random
 import signal
 import sys
@@ -77,29 +79,58 @@ async def test_workers_share_one_crawl_and_its_report_matches_one_process(
     assert report["summary"]["by_status"] == {s.value: single.summary.count(s) for s in linkhound.Status}
 
 
-async def test_a_worker_killed_mid_crawl_loses_nothing(
-    site: Site, make_site: SiteFactory, redis_url: str, tmp_path: Path
-) -> None:
-    other = await make_site("127.0.0.2")
-    expected = build_site(site, other, 150, random.Random(2), delay=0.05)
+def _ports_of(pid: int) -> set[int]:
+    """The local ports of a process's TCP connections (Linux: its socket inodes in /proc/net/tcp)."""
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    ports = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[9] in inodes:
+            ports.add(int(fields[1].split(":")[1], 16))
+    return ports
+
+
+async def test_a_worker_killed_mid_crawl_loses_nothing(site: Site, redis_url: str, tmp_path: Path) -> None:
+    in_flight: dict[int, str] = {}  # client port -> path being answered
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        i = int(request.path.rsplit("/", 1)[1])
+        port = request.transport.get_extra_info("peername")[1]  # type: ignore[union-attr]
+        in_flight[port] = request.path
+        try:
+            await asyncio.sleep(0.1)
+        finally:
+            del in_flight[port]
+        links = [f"/p/{(i * 3 + k) % 120}" for k in range(1, 4)] + [f"/missing/{i % 4}"]
+        return web.Response(text=html(*links), content_type="text/html")
+
+    site.prefixes["/p/"] = page
     lease = ["--lease", "1"]
     doomed, survivor = [await _worker(redis_url, "kill", *lease) for _ in range(2)]
     out = tmp_path / "report.json"
     lead = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "kill", *lease, "--max-retries", "0",
-        "--no-config", "--format", "json", "--output", str(out), site.url("/"), stderr=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "kill", *lease, "--no-config",
+        "--no-robots", "--max-retries", "0", "--host-concurrency", "12", "--format", "json", "--output", str(out),
+        site.url("/p/0"), stderr=asyncio.subprocess.PIPE,
     )
-    async with asyncio.timeout(_HANG_GUARD):
-        while len(site.requests) < 40:  # all three busy: the doomed worker holds leases
-            await asyncio.sleep(0.01)
+    async with asyncio.timeout(_HANG_GUARD):  # until the doomed worker is waiting for a page
+        while not (lost := {path for port, path in in_flight.items() if port in _ports_of(doomed.pid)}):
+            await asyncio.sleep(0.005)
     doomed.kill()
     code, err = await _finish(lead)
     assert code == 2, err
     assert (await _finish(survivor))[0] == 0 and (await _finish(doomed))[0] == -signal.SIGKILL
-    seen = {k: n for k, n in site.counts().items() if k[1] != "/robots.txt"}
-    assert max(seen.values()) <= 2  # what the dead worker had in flight was asked again, once
-    assert any(n == 2 for n in seen.values())
-    assert _broken(json.loads(out.read_text())["results"]) == expected
+    seen = site.counts()
+    assert max(seen.values()) <= 2 and all(seen[("GET", path)] == 2 for path in lost)  # asked again, once
+    report = json.loads(out.read_text())
+    assert {r["url"].removeprefix(site.base) for r in report["results"] if r["status"] == "broken"} == {
+        f"/missing/{i}" for i in range(4)}
+    assert {p["url"] for p in report["pages"]} == {site.url(f"/p/{i}") for i in range(120)}
 
 
 async def test_a_job_name_is_taken_once(site: Site, redis_url: str) -> None:

@@ -11,8 +11,9 @@ names of a host's queue or a page's edge set from the prefix it is given (they h
     <prefix>leases     sorted set: in-flight keys, scored by the server time (ms) their lease ends
     <prefix>cut        sorted set: crawlable keys not granted a PAGE plan, scored by depth (for cut_by)
     <prefix>e:<key>    set: the keys a crawled page links to (a shorter path to it moves them up too)
-    <prefix>log        list: what each finished claim found (references, results, pages), appended by DONE
-                       only while the claim's lease holds: a claim that lost its lease logs nothing
+    <prefix>log        list: what each finished claim found (references, results, pages: one JSON array of
+                       entries a claim), appended by DONE only while the claim's lease holds: a claim that
+                       lost its lease logs nothing
 
 Every script ends with `finish`, which writes the records it changed in one HSET and answers
 {counters, {host, queue size, ...}, {changed records}, its own answer}: the caller's view of the job.
@@ -163,8 +164,9 @@ local function finish(answer)
 end
 """
 
-# ARGV: prefix, max_depth, max_pages, parent key ('' for none), hop, then 7 per found link:
-# key, url, host, depth, crawl, body, seed. Answer: the claims of the records that entered a queue.
+# ARGV: prefix, max_depth, max_pages, parent key ('' for none), hop, then the found links as one JSON array of
+# [key, url, host, depth, crawl, body, seed] (one argument: far less to encode than seven a link).
+# Answer: the claims of the records that entered a queue.
 ADD = _PRELUDE + r"""
 local parent, hop, changed, kids = ARGV[4], tonumber(ARGV[5]), {}, {}
 local page = parent ~= '' and get(parent) or nil
@@ -174,13 +176,12 @@ if page and page.hop ~= hop then
 end
 -- the caller took the page's depth from its own view, which another process may have lowered since
 local floor = page and page.depth + hop or nil
-for i = 6, #ARGV, 7 do
-  local key, depth = ARGV[i], tonumber(ARGV[i + 3])
+for _, f in ipairs(cjson.decode(ARGV[6])) do
+  local key, depth, crawl, body, seed = f[1], f[4], f[5], f[6], f[7]
   if floor and floor < depth then depth = floor end
-  local crawl, body, seed = tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
   local r = get(key)
   if not r then  -- the check and the mark of dedup at enqueue, in one step
-    r = new(key, ARGV[i + 1], ARGV[i + 2], depth, crawl, body, seed)
+    r = new(key, f[2], f[3], depth, crawl, body, seed)
     r.plan = wanted(r)
     n.unfinished = n.unfinished + 1
     n.queued = n.queued + 1
@@ -213,8 +214,9 @@ redis.call('ZADD', LEASES, now + tonumber(ARGV[5]), r.key)
 return finish({claim_of(r), r.lease})
 """
 
-# ARGV: prefix, max_depth, max_pages, key, lease id, the claim's plan, served, then log entries. Answer: 1,
-# or 0 for a lease that was lost (it expired and another claim holds the key now): its entries are dropped.
+# ARGV: prefix, max_depth, max_pages, key, lease id, the claim's plan, served, and what it found for the log
+# ('' for nothing). Answer: 1, or 0 for a lease that was lost (it expired and another claim holds the key
+# now): what it found is dropped.
 DONE = _PRELUDE + r"""
 local r = get(ARGV[4])
 if not r or r.lease ~= tonumber(ARGV[5]) or r.prog == DONE then return finish(0) end
@@ -228,9 +230,7 @@ end
 -- a fetch made for a plan satisfies it, whatever it got: asking again the same way would get the same
 r.served = math.max(r.served, tonumber(ARGV[6]), tonumber(ARGV[7]))
 dirty[r.key] = true
-for i = 8, #ARGV, 500 do
-  redis.call('RPUSH', P .. 'log', unpack(ARGV, i, math.min(i + 499, #ARGV)))
-end
+if ARGV[8] ~= '' then redis.call('RPUSH', P .. 'log', ARGV[8]) end
 if r.plan > r.served then  -- the plan rose while it was in flight: fetch it again, for the new plan
   n.refetched = n.refetched + 1
   n.queued = n.queued + 1

@@ -19,6 +19,8 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from . import redis_scripts
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
 from .exceptions import UsageError
@@ -38,9 +40,9 @@ class Outbox:
     """Log entries waiting for the done of the claim they came from (None: from no claim, e.g. the inputs)."""
 
     def __init__(self) -> None:
-        self._entries: dict[str | None, list[str]] = {}
+        self._entries: dict[str | None, list[Any]] = {}
 
-    def put(self, entry: str) -> None:
+    def put(self, entry: Any) -> None:
         key = current_claim.get()
         entries = self._entries.get(key)
         if entries is None:
@@ -48,8 +50,10 @@ class Outbox:
         else:
             entries.append(entry)
 
-    def take(self, key: str | None) -> list[str]:
-        return self._entries.pop(key, [])
+    def take(self, key: str | None) -> str:
+        """The entries of key, as one log element ('' for none)."""
+        entries = self._entries.pop(key, None)
+        return orjson.dumps(entries).decode() if entries else ""
 
 
 def key_prefix(job: str) -> str:
@@ -123,7 +127,7 @@ class RedisState:
     async def flush(self) -> None:
         """Send what waits in the outbox under no claim (what the inputs said since the last add)."""
         if self._outbox is not None and (entries := self._outbox.take(None)):
-            await self._client.rpush(self._prefix + "log", *entries)
+            await self._client.rpush(self._prefix + "log", entries)
 
     async def sweep(self) -> None:
         """Look at the job as a whole: reclaim expired leases, learn of hosts others queued work for, and of
@@ -137,11 +141,10 @@ class RedisState:
         return self._sizes.get(host, 0) > 0
 
     async def add(self, found: Iterable[Found], parent: str | None = None, hop: int = 1) -> list[Claim]:
-        args: list[Any] = [*self._head, parent or "", hop]
-        for f in found:
-            args += (f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed))
-        if len(args) == 5 and parent is None:
+        links = [(f.key, f.url, f.host, f.depth, int(f.crawl), int(f.body), int(f.seed)) for f in found]
+        if not links and parent is None:
             return []
+        args = [*self._head, parent or "", hop, orjson.dumps(links)]
         await self.flush()  # what the inputs say: no claim to wait for
         return [_claim(c) for c in await self._run(self._add, args)]
 
@@ -169,8 +172,8 @@ class RedisState:
         if not self._leases and self._keeper is not None:
             self._keeper.cancel()
             self._keeper = None
-        entries = self._outbox.take(claim.key) if self._outbox is not None else []
-        await self._run(self._done, [*self._head, claim.key, lease, int(claim.plan), int(served), *entries])
+        entries = self._outbox.take(claim.key) if self._outbox is not None else ""
+        await self._run(self._done, [*self._head, claim.key, lease, int(claim.plan), int(served), entries])
 
     async def renew(self) -> int:
         """Move the deadlines of this process's leases on (and reclaim others' expired ones); how many."""

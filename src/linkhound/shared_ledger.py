@@ -28,7 +28,7 @@ class SharedLedger(Ledger):
 
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         if self._log_inputs or _from_a_page(ref):
-            self._outbox.put(_dump(["r", key, url, list(ref), fragment]))
+            self._outbox.put(("r", key, url, tuple(ref), fragment))
         return super().refer(key, url, ref, fragment)
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -41,39 +41,39 @@ class SharedLedger(Ledger):
         if target.anchors is None and target.load_anchors is not None:  # a local file: read now, logged with it
             target.anchors, target.load_anchors = target.load_anchors(), None
         a = target.anchors
-        self._outbox.put(_dump(["c", key, target.url, _result(result),
-                                None if a is None else [sorted(a.names), a.case_insensitive]]))
+        self._outbox.put(("c", key, target.url, _result(result),
+                          None if a is None else (sorted(a.names), a.case_insensitive)))
 
     def page(self, event: Event) -> None:
         """An engine event: pages go to the log (results are in it already)."""
         if isinstance(event, Page):
-            self._outbox.put(_dump(["p", event.url, event.links, event.followed]))
+            self._outbox.put(("p", event.url, event.links, event.followed))
 
 
-def replay(entries: Iterable[bytes | str], ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
+def replay(log: Iterable[bytes | str], ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
     """Tell ledger every reference and result of the log, and add each page logged to pages."""
-    for raw in entries:
-        e = orjson.loads(raw)
-        kind = e[0]
-        if kind == "r":
-            ledger.refer(e[1], e[2], Reference(*e[3]), e[4])
-        elif kind == "c":
-            anchors = None if e[4] is None else Anchors(frozenset(e[4][0]), e[4][1])
-            ledger.adopt(e[1], e[2], _unresult(e[3]), anchors)  # adopt: made if no reference came yet
-        elif kind == "p":
-            pages.append((e[1], e[2], e[3]))
+    for element in log:
+        for e in orjson.loads(element):
+            _replay(e, ledger, pages)
+
+
+def _replay(e: list[Any], ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
+    kind = e[0]
+    if kind == "r":
+        ledger.refer(e[1], e[2], Reference(*e[3]), e[4])
+    elif kind == "c":
+        anchors = None if e[4] is None else Anchors(frozenset(e[4][0]), e[4][1])
+        ledger.adopt(e[1], e[2], _unresult(e[3]), anchors)  # adopt: made if no reference came yet
+    elif kind == "p":
+        pages.append((e[1], e[2], e[3]))
 
 
 def _from_a_page(ref: Reference) -> bool:
     return ref.source != "(input)"
 
 
-def _dump(entry: list[object]) -> str:
-    return orjson.dumps(entry).decode()
-
-
-def _result(r: Result) -> list[object]:
-    return [r.url, r.status.value, r.code, r.reason, list(r.redirects), r.elapsed, r.depth, r.content_type]
+def _result(r: Result) -> tuple[object, ...]:
+    return (r.url, r.status.value, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type)
 
 
 def _unresult(f: list[Any]) -> Result:

@@ -23,34 +23,36 @@ _POLL = 0.02  # seconds between two asks while the host is at its concurrency ca
 
 # KEYS: the host's bucket (hash: tokens, at), its slot holders (sorted set: holder -> lease end, in µs) and its
 # pause (the server time, in µs, before which no request starts: a 429's Retry-After, for everyone).
-# ARGV: rate (tokens a second, 0: no bucket), burst, concurrency (0: no cap), holder, lease (µs).
-# Answer: 0 when the slot is taken, -1 at the concurrency cap, else the µs until a token is due or the
-# pause ends.
+# ARGV: rate (tokens a second, 0: no bucket), burst, concurrency (0: no cap), lease (µs), then the holders
+# wanting a slot (one token each). Answer: {slots granted (to the first holders), 0}, or when none is:
+# {0, -1} at the concurrency cap, else {0, the µs until a token is due or the pause ends}.
 ACQUIRE = r"""
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local rate, burst, cap = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
-local lease = tonumber(ARGV[5])
+local rate, burst, cap, lease = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local grant = #ARGV - 4
 local paused = tonumber(redis.call('GET', KEYS[3]) or 0)
-if paused > now then return paused - now end
+if paused > now then return {0, paused - now} end
 if cap > 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)  -- holders that died with a slot: their lease ran out
-  if redis.call('ZCARD', KEYS[2]) >= cap then return -1 end
+  grant = math.min(grant, cap - redis.call('ZCARD', KEYS[2]))
+  if grant < 1 then return {0, -1} end
 end
 if rate > 0 then
   local b = redis.call('HMGET', KEYS[1], 'tokens', 'at')
   local tokens, at = tonumber(b[1]) or burst, tonumber(b[2]) or now
   tokens = math.min(burst, tokens + math.max(0, now - at) * rate / 1000000)
-  if tokens < 1 then return math.ceil((1 - tokens) * 1000000 / rate) end
-  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - 1), 'at', tostring(now))
+  if tokens < 1 then return {0, math.ceil((1 - tokens) * 1000000 / rate)} end
+  grant = math.min(grant, math.floor(tokens))
+  redis.call('HSET', KEYS[1], 'tokens', tostring(tokens - grant), 'at', tostring(now))
   -- a full bucket is the same as no key: let an idle host's key go once it would have refilled
   redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
 end
 if cap > 0 then
-  redis.call('ZADD', KEYS[2], now + lease, ARGV[4])
+  for i = 1, grant do redis.call('ZADD', KEYS[2], now + lease, ARGV[4 + i]) end
   redis.call('PEXPIRE', KEYS[2], math.ceil(lease / 1000) + 1000)
 end
-return 0
+return {grant, 0}
 """
 
 # KEYS: the slot holders. ARGV: holder, lease (µs). The holder's lease moves on, if it still has one.
@@ -128,9 +130,12 @@ class Throttle:
                 await self._client.zrem(keys[1], holder)
 
     async def _take(self, keys: list[str], holder: str) -> None:
-        while (wait := int(await self._acquire(keys, [*self._args, holder, self._lease_us]))) != 0:
+        while True:
+            granted, wait = await self._acquire(keys, [*self._args, self._lease_us, holder])
+            if int(granted):
+                return
             # waiters on one host wake a little apart, so they don't all ask at the same instant
-            delay = _POLL if wait == _CAPPED else wait / 1_000_000
+            delay = _POLL if int(wait) == _CAPPED else int(wait) / 1_000_000
             await asyncio.sleep(delay * random.uniform(1.0, 1.1))
 
     async def aclose(self) -> None:
