@@ -220,3 +220,17 @@ async def test_local_inputs_of_the_first_process_are_in_the_report(site: Site, r
     assert sorted((r["url"].rsplit("/", 1)[1], r["status"]) for r in report["results"]) == sorted(
         (r.url.rsplit("/", 1)[1], r.status.value) for r in single.results)
     assert report["summary"]["pages"] == single.summary.pages == 1
+
+
+def test_the_settings_a_job_shares_leave_secrets_out() -> None:
+    from linkhound.redis_job import shared_options
+
+    settings = linkhound.make_settings(
+        recursive=True, max_depth=3, accept="200..=299,403", exclude=["^https://x"], header=["Authorization: t"],
+        basic_auth=["example user:pw"], hosts={"x.org": {"rate": 1.0, "headers": {"Authorization": "Bearer t"}}},
+    )
+    shared = json.loads(json.dumps(shared_options(settings)))  # what a worker reads back
+    assert "header" not in shared and "basic_auth" not in shared and "Bearer" not in json.dumps(shared)
+    again = linkhound.make_settings(**shared)
+    assert (again.max_depth, again.accept, again.exclude) == (3, settings.accept, ("^https://x",))
+    assert again.host_settings["x.org"].rate == 1.0 and again.header == ()
