@@ -148,3 +148,30 @@ def test_a_job_name_with_braces_is_refused() -> None:
     assert key_prefix("site-1") == "lh:{site-1}:"
     with pytest.raises(UsageError, match="job name"):
         key_prefix("a}b")
+
+
+async def test_children_take_their_pages_depth_in_redis_not_a_stale_view(client: object) -> None:
+    from linkhound.redis_state import RedisState
+
+    a, b = RedisState(client, "stale-depth"), RedisState(client, "stale-depth")  # type: ignore[arg-type]
+    await a.add([found("/p", depth=5, crawl=True)])
+    page = await take(a)
+    await b.add([found("/p", depth=2, crawl=True)])  # another process finds a shorter path meanwhile
+    assert a.depth(page.key) == 5  # a has not seen it ...
+    await a.add([found("/c", depth=6, crawl=True)], parent=page.key)  # ... and adds the children one below 5
+    assert a.depth("http://h.test/c") == 3  # the script put them one below 2
+
+
+async def test_a_redirects_end_moves_up_with_its_start(client: object) -> None:
+    from linkhound.redis_state import RedisState
+
+    a, b = RedisState(client, "redirect"), RedisState(client, "redirect")  # type: ignore[arg-type]
+    await a.add([found("/old", depth=5, crawl=True)])
+    start = await take(a)  # (the claim a works on: /old redirects to /new)
+    await b.add([found("/old", depth=3, crawl=True)])
+    assert await a.adopt(found("/new", depth=start.depth, crawl=True))  # the claim's depth, 5, is stale
+    assert a.depth("http://h.test/new") == 3
+    await a.add([found("/n1", depth=4, crawl=True)], parent="http://h.test/new")
+    await a.done(start, Plan.PAGE)
+    await b.add([found("/old", depth=1, crawl=True)])  # later, a shorter path to the start ...
+    assert b.depth("http://h.test/new") == 1 and b.depth("http://h.test/n1") == 2  # ... moves the end up too
