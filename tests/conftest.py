@@ -1,11 +1,13 @@
-"""Shared fixtures: real HTTP servers on loopback addresses."""
+"""Shared fixtures: real HTTP servers on loopback addresses, and a private Redis."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 
+from redis_server import RedisServer
 from server import Site, SiteFactory
 
 
@@ -60,3 +62,11 @@ def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
         return real(host, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket, "getaddrinfo", guarded)
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """A redis-server of the test's own on a free loopback port; skipped when Redis isn't installed, except
+    with LINKHOUND_REQUIRE_REDIS=1 (CI), where that fails."""
+    with RedisServer(tmp_path) as server:
+        yield server.url

@@ -8,6 +8,7 @@ from .run import Run
 from .settings import Settings, parse_accept
 from .status import Status
 from .summary import Report, Summary
+from .throttle import Throttle, throttle
 from .types import Extraction, Link, Page, RawLink, Reference, Result
 from .version import __version__
 
@@ -29,6 +30,7 @@ __all__ = [
     "Settings",
     "Status",
     "Summary",
+    "Throttle",
     "UsageError",
     "__version__",
     "check",
@@ -37,4 +39,5 @@ __all__ = [
     "make_settings",
     "parse_accept",
     "start",
+    "throttle",
 ]

@@ -14,6 +14,7 @@ from typing import IO, Any, NoReturn
 from . import HostStats, Report, Result, Run, Settings, Status
 from .options import GROUPS, OptionField, option_fields
 from .progress import Progress
+from .redis_state import LEASE
 from .report import Reporter
 from .types import Event
 from .version import __version__
@@ -56,6 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-config", action="store_true",
                    help="don't read pyproject.toml, linkhound.toml or .linkhoundignore from this directory")
     g.add_argument("--print-config", action="store_true", help="print the settings in effect as TOML and exit")
+
+    g = p.add_argument_group("distributed mode (pip install 'linkhound[redis]')")
+    g.add_argument("--redis", metavar="URL", help="keep the crawl in this Redis (redis://host:port/db), where "
+                   "`linkhound worker --redis URL --job NAME` processes join it; this process writes the report")
+    g.add_argument("--job", metavar="NAME", help="the crawl's name in Redis (with --redis)")
+    g.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
+                   help="seconds a URL taken by a process that stopped answering stays taken before another "
+                   f"process takes it (default: {LEASE:g})")
 
     declared = [f for f in option_fields(Settings) if not f.option.config_only]
     for group in GROUPS:
@@ -101,11 +110,13 @@ def entry() -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ns = build_parser().parse_args(argv)
+    args = sys.argv[1:] if argv is None else list(argv)
+    worker = args[:1] == ["worker"]
+    ns = (_worker_parser() if worker else build_parser()).parse_args(args[1:] if worker else args)
     from .exceptions import LinkhoundError
 
     try:
-        return _main(ns)
+        return _work(ns) if worker else _main(ns)
     except LinkhoundError as e:
         print(f"linkhound: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -149,10 +160,11 @@ def _main(ns: argparse.Namespace) -> int:
             if text:
                 progress.write(lambda: out.write(text))
 
-    run = start(
-        args or (), settings, files_from=files_from, on_event=on_event if show or reporter.streams else None,
-        named_in=named_in,
-    )
+    streaming = on_event if show or reporter.streams else None
+    if ns.redis is not None or ns.job is not None:  # the report covers the whole job: nothing streams
+        run = _distributed_run(ns, settings, args, files_from)
+    else:
+        run = start(args or (), settings, files_from=files_from, on_event=streaming, named_in=named_in)
     out = _open_output(settings.output)
     try:
         return run_loop(_run(run, settings, reporter, progress, out))
@@ -262,6 +274,65 @@ def _install_signals(run: Run, progress: Progress) -> list[bool]:
         loop.add_signal_handler(signal.SIGINT, on_sigint)
         loop.add_signal_handler(signal.SIGTERM, on_sigterm)
     return terminated
+
+
+def _distributed_run(ns: argparse.Namespace, settings: Settings, args: Sequence[str], files_from: str | None) -> Run:
+    from .exceptions import UsageError
+    from .inputs import collect, read_files_from
+    from .redis_job import DistributedRun
+
+    if ns.redis is None or ns.job is None:
+        raise UsageError("--redis and --job go together")
+    listed = list(args) + (read_files_from(files_from) if files_from else [])
+    if not listed:
+        raise UsageError("no inputs: give URLs, files, directories or globs")
+    inputs = collect(listed, hidden=settings.hidden, gitignore=settings.gitignore,
+                     exclude_path=settings.patterns("exclude_path"))
+    return DistributedRun(settings, inputs, ns.redis, ns.job, ns.lease)
+
+
+def _worker_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="linkhound worker", description="Join a crawl kept in Redis (started with linkhound --redis "
+                "URL --job NAME) and take its work until it is over. The report is written by the process that "
+                "started the job.")
+    p.add_argument("--redis", metavar="URL", required=True, help="the Redis the job is in (redis://host:port/db)")
+    p.add_argument("--job", metavar="NAME", required=True, help="the job's name")
+    p.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
+                   help=f"as for linkhound --lease (default: {LEASE:g})")
+    return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
+    return value
+
+
+def _work(ns: argparse.Namespace) -> int:
+    from .loop import run as run_loop
+    from .redis_job import Worker
+
+    worker = Worker(ns.redis, ns.job, ns.lease)
+
+    async def go() -> int:
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, worker.stop)
+            loop.add_signal_handler(signal.SIGTERM, worker.stop)
+        report = await worker.run(lambda: print(f"linkhound worker: waiting for job {ns.job}", file=sys.stderr))
+        if report is None:
+            return EXIT_INTERRUPTED
+        for warning in report.summary.warnings:
+            print(f"linkhound worker: {warning}", file=sys.stderr)
+        over = "stopped" if report.summary.interrupted else "over"
+        print(f"linkhound worker: job {ns.job} is {over}: {worker.claims} URLs fetched here", file=sys.stderr)
+        return EXIT_INTERRUPTED if report.summary.interrupted else EXIT_OK
+
+    return run_loop(go())
 
 
 def format_host_stats(stats: dict[str, HostStats]) -> str:

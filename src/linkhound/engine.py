@@ -17,6 +17,7 @@ from .extract import Kind
 from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
+from .ledger import Ledger
 from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
@@ -51,14 +52,18 @@ class Engine:
         emit: Callable[[Event], None] | None = None,
         transport: Transport | None = None,
         state: StateFactory = MemoryState,
+        ledger: Ledger | None = None,
+        pool: Callable[..., HostPool] = HostPool,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
         default = HostLimits(s.host_concurrency, s.host_rate, s.host_burst)
         per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
-        self._pool = HostPool(default, per_host, max_wait=s.max_retry_wait)
+        self._pool = pool(default, per_host, max_wait=s.max_retry_wait)
         kept = open_storage(s, state, lambda host: self._scheduler.host_ready(host), emit)
         self._state, self._ledger, self._journal, self._cache = kept
+        if ledger is not None:  # a distributed crawl's, in Redis
+            self._ledger = ledger
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
         checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))

@@ -126,6 +126,8 @@ class Scheduler:
         while self._timed and self._timed[0][0] <= now:
             self._ready.append(heapq.heappop(self._timed)[1])
         for _ in range(len(self._ready)):
+            if not self._ready:  # emptied by another caller while a state's claim awaited (Redis, SQLite)
+                break
             host = self._ready.popleft()
             if not self._state.has_work(host):
                 self._placed.discard(host)

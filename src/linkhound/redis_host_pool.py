@@ -1,0 +1,162 @@
+"""A HostPool whose budget every process of a distributed crawl shares: each request takes a slot and a token
+from the host's keys in Redis (the same keys and Lua as `linkhound.throttle`), and a 429's pause reaches all.
+
+The scheduler asks `try_acquire` without waiting, so slots are fetched from Redis in the background: an ask
+that finds none in stock answers "try again in a moment" (a millisecond) and fetches one, and the scheduler
+takes it as it comes back. Slots are fetched one at a time, as asked for: a process that took more than it
+uses would keep them from the others. One left in stock (the host ran out of work) is soon given back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .host_pool import HostLimits, HostPool
+from .throttle import ACQUIRE, PAUSE, PREFIX, RENEW, host_keys
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+_ASKING = 0.001  # seconds the scheduler waits while slots are being fetched
+_CAPPED = 0.02  # ... while the host is at its cap in Redis (no one tells when a slot frees)
+_TROUBLE = 1.0  # ... after Redis failed to answer
+_STALE = 0.1  # seconds a slot may wait in stock before it is given back
+
+
+class RedisHostPool(HostPool):
+    """HostPool with the rate, the concurrency cap and 429 pauses counted in Redis, across processes. Each
+    process also keeps its own cap, hold (robots.txt) and backoff, as HostPool does."""
+
+    def __init__(
+        self,
+        client: Redis,
+        default: HostLimits,
+        overrides: dict[str, HostLimits] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        max_wait: float = 60.0,
+        *,
+        lease: float = 60.0,
+        prefix: str = PREFIX,
+    ) -> None:
+        super().__init__(default, overrides, clock, max_wait)
+        self._prefix = prefix
+        self._lease_us = max(1, round(lease * 1_000_000))
+        self._acquire = client.register_script(ACQUIRE)
+        self._renew = client.register_script(RENEW)
+        self._pause = client.register_script(PAUSE)
+        self._client = client
+        self._stock: dict[str, deque[tuple[float, str]]] = {}  # host -> (taken at, slot), not used yet
+        self._held: dict[str, list[str]] = {}  # host -> slots of requests in flight
+        self._asking: dict[str, int] = {}  # host -> slots being fetched
+        self._retry_at: dict[str, float] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._keeper: asyncio.Task[None] | None = None
+
+    def try_acquire(self, host: str) -> float:
+        h = self._host(host)
+        if h.held:
+            return math.inf
+        now = self._clock()
+        if h.blocked_until > now:
+            h.stats.waits += 1
+            return h.blocked_until - now
+        if h.active >= h.limits.concurrency:
+            return math.inf
+        stock = self._give_back_stale(host, now)
+        if stock:  # the token was taken with the slot, in Redis: none is taken here
+            self._held.setdefault(host, []).append(stock.pop()[1])
+            h.active += 1
+            h.stats.requests += 1
+            return 0.0
+        asking = self._asking.get(host, 0)
+        if asking < h.limits.concurrency - h.active:
+            self._asking[host] = asking + 1
+            self._spawn(self._ask(host, h.limits))
+        h.stats.waits += 1
+        return max(self._retry_at.get(host, 0.0) - now, _ASKING)
+
+    def release(self, host: str) -> None:
+        super().release(host)
+        held = self._held.get(host)
+        if held:
+            slot = held.pop()
+            self._spawn(self._give_back(host, slot))
+
+    def record(
+        self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None
+    ) -> None:
+        h = self._host(host)
+        before = h.blocked_until
+        super().record(host, code, elapsed, retry_after, pause)
+        if h.blocked_until > before:  # a 429, a 503 or a spent rate-limit window: every process waits
+            seconds = h.blocked_until - self._clock()
+            self._spawn(self._pause_all(host, seconds))
+
+    def _give_back_stale(self, host: str, now: float) -> deque[tuple[float, str]] | None:
+        stock = self._stock.get(host)
+        while stock and stock[0][0] < now - _STALE:
+            self._spawn(self._give_back(host, stock.popleft()[1]))
+        return stock
+
+    async def _ask(self, host: str, limits: HostLimits) -> None:
+        slots = [secrets.token_hex(8)]
+        try:
+            granted, wait = await self._acquire(host_keys(self._prefix, host), [
+                limits.rate or 0, limits.burst, limits.concurrency, self._lease_us, *slots])
+        except Exception:  # Redis is away: ask again later; the host waits meanwhile
+            self._retry_at[host] = self._clock() + _TROUBLE
+            return
+        finally:
+            self._asking[host] -= 1
+        now = self._clock()
+        if int(granted):
+            stock = self._stock.setdefault(host, deque())
+            stock.extend((now, slot) for slot in slots[: int(granted)])
+            self._retry_at.pop(host, None)
+            if self._keeper is None:
+                self._keeper = asyncio.ensure_future(self._keep())
+        else:
+            self._retry_at[host] = now + (_CAPPED if int(wait) < 0 else int(wait) / 1_000_000)
+
+    async def _give_back(self, host: str, slot: str) -> None:
+        await self._client.zrem(host_keys(self._prefix, host)[1], slot)
+
+    async def _pause_all(self, host: str, seconds: float) -> None:
+        await self._pause([host_keys(self._prefix, host)[2]], [max(1, round(seconds * 1_000_000))])
+
+    async def _keep(self) -> None:
+        """While slots are held or in stock: give back stale stock, and renew the leases of the slots in use
+        (a long request keeps its slot)."""
+        renewed = self._clock()
+        try:
+            while any(self._held.values()) or any(self._stock.values()):
+                await asyncio.sleep(_STALE)
+                now = self._clock()
+                for host in list(self._stock):
+                    self._give_back_stale(host, now)
+                if now - renewed < self._lease_us / 3_000_000:
+                    continue
+                renewed = now
+                for host, slots in list(self._held.items()):
+                    for slot in list(slots):
+                        with contextlib.suppress(Exception):  # missed once, tried again: the lease has time left
+                            await self._renew([host_keys(self._prefix, host)[1]], [slot, self._lease_us])
+        finally:
+            self._keeper = None
+
+    def _spawn(self, coro: object) -> None:
+        task = asyncio.ensure_future(coro)  # type: ignore[call-overload]
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # a slot not given back, a pause not shared: the lease and local backoff still hold
