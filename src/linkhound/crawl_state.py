@@ -119,4 +119,33 @@ class CrawlState(Protocol):
         """The limits that kept crawlable pages from being crawled, e.g. ("max-depth 2",)."""
 
 
+class _Wants(Protocol):
+    """What `wanted` reads of a backend's record (flags may be bools or 0/1)."""
+
+    @property
+    def plan(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def crawlable(self) -> int: ...
+    @property
+    def body(self) -> int: ...
+    @property
+    def depth(self) -> int: ...
+
+
+def wanted(r: _Wants, limits: Limits, pages: int) -> Plan:
+    """The plan a record's references ask for, within the limits, with `pages` PAGE plans granted so far: every
+    backend's one rule. A PAGE plan, once granted, is kept; a seed is always a page."""
+    if r.plan == Plan.PAGE:
+        return Plan.PAGE
+    if r.seed or (
+        r.crawlable
+        and (limits.max_depth is None or r.depth <= limits.max_depth)
+        and (limits.max_pages is None or pages < limits.max_pages)
+    ):
+        return Plan.PAGE
+    return Plan.BODY if r.body else Plan.CHECK
+
+
 StateFactory = Callable[[Limits, Callable[[str], None]], CrawlState]  # (limits, on_host_ready) -> state

@@ -6,7 +6,7 @@ import heapq
 import itertools
 from collections.abc import Callable, Iterable
 
-from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
 
 _NO_LIMITS = Limits()
 
@@ -143,18 +143,10 @@ class MemoryState:
     # -- the rules -------------------------------------------------------------------------------------
 
     def _wanted(self, r: _Rec) -> Plan:
-        """The plan r's references ask for, within the limits. A PAGE plan, once granted, is kept."""
-        if r.plan is Plan.PAGE:
-            return Plan.PAGE
-        limits = self._limits
-        if r.seed or (
-            r.crawlable
-            and (limits.max_depth is None or r.depth <= limits.max_depth)
-            and (limits.max_pages is None or self._pages < limits.max_pages)
-        ):
-            self._pages += 1
-            return Plan.PAGE
-        return Plan.BODY if r.body else Plan.CHECK
+        plan = wanted(r, self._limits, self._pages)
+        if plan is Plan.PAGE and r.plan != Plan.PAGE:
+            self._pages += 1  # granted now
+        return plan
 
     def _update(self, r: _Rec, f: Found, changed: list[Claim]) -> None:
         r.crawlable = r.crawlable or f.crawl

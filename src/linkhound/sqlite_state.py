@@ -7,7 +7,7 @@ import asyncio
 import sqlite3
 from collections.abc import Callable, Iterable
 
-from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
+from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
 from .exceptions import UsageError
 
 SCHEMA_VERSION = 1
@@ -296,18 +296,10 @@ class SqliteState:
     # -- the rules (as in MemoryState) -----------------------------------------------------------------
 
     def _wanted(self, r: _Rec) -> int:
-        """The plan r's references ask for, within the limits. A PAGE plan, once granted, is kept."""
-        if r.plan == Plan.PAGE:
-            return Plan.PAGE
-        limits = self._limits
-        if r.seed or (
-            r.crawlable
-            and (limits.max_depth is None or r.depth <= limits.max_depth)
-            and (limits.max_pages is None or self._pages < limits.max_pages)
-        ):
-            self._pages += 1
-            return Plan.PAGE
-        return Plan.BODY if r.body else Plan.CHECK
+        plan = wanted(r, self._limits, self._pages)
+        if plan is Plan.PAGE and r.plan != Plan.PAGE:
+            self._pages += 1  # granted now
+        return plan
 
     def _insert(self, f: Found) -> _Rec:
         r = _Rec((0, f.key, f.url, f.host, f.depth, Plan.CHECK, None, _QUEUED, f.crawl, f.body, f.seed, 1, 0))
