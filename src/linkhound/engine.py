@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -24,6 +23,7 @@ from .loop import fewer_collections
 from .memory_state import MemoryState
 from .notes import Notes
 from .page_parser import PageParser
+from .redirects import Redirects
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
@@ -33,7 +33,7 @@ from .storage import open_storage
 from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
-from .urls import Scope, canonical_key, host_of
+from .urls import Scope, canonical_key
 
 if TYPE_CHECKING:
     pass
@@ -78,6 +78,8 @@ class Engine:
         self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
+        wake = self._scheduler.wake_host
+        self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive)
         if self._journal is not None:
             self._journal.notes_source = self._run_notes
         self._tasks: set[asyncio.Task[None]] = set()
@@ -125,7 +127,7 @@ class Engine:
         try:
             fetched = await self._fetcher.fetch(claim)
             if fetched.same_as:
-                await self._same_as(claim, fetched)  # its result is that of the URL its redirect reached
+                await self._redirects.same_as(claim, fetched)  # its result: that of the URL the redirect reached
                 return fetched.served
             self._notes.fetched(claim.url, fetched)
             if fetched.final and claim.plan is Plan.PAGE:
@@ -165,7 +167,7 @@ class Engine:
             s = self.settings
             crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
             seeds = self._sorter.files.seed_urls(inputs, s.recursive)
-            self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
+            self._sorter.scope = self._redirects.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
             resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:
@@ -201,48 +203,16 @@ class Engine:
             self._page(inp.location, None, n, followed=False)  # the links read, all of them unless stopped
 
     async def _follow(self, claim: Claim, fetched: Fetched) -> None:
-        page, key, final = fetched.page, claim.key, fetched.final
-        if final != claim.url:
-            if not self._sorter.scope.contains(final):
-                return  # redirected out of scope: its links are not ours to check
-            key = canonical_key(final)
-            depth = self._state.depth(claim.key)  # maybe shorter than when it was claimed
-            end = Found(key, final, host_of(final), claim.depth if depth is None else depth, self.settings.recursive)
-            if page is None:  # no body to crawl here: the end is crawled on its own
-                await self._state_add([end], claim.key, hop=0)
-                return
-            if not await self._state.adopt(end, claim.key):
-                self._before_page(end)
-                return  # a page known on its own: crawled once, for itself
-            adopted = dataclasses.replace(fetched.result, url=final, redirects=())
-            self._ledger.adopt(key, final, adopted, fetched.anchors)
-        if page is None:
+        page, key = fetched.page, await self._redirects.page_key(claim, fetched)
+        if page is None or key is None:
             return
         follow = self.settings.recursive and not fetched.nofollow
         hop = 0 if page.kind is Kind.SITEMAP else 1
         depth = self._state.depth(key)
-        self._page(final, key, len(page.links), follow)
+        self._page(fetched.final, key, len(page.links), follow)
         sitemap = self.settings.recursive if hop == 0 else None
-        await self._add(final, page.links, (claim.depth if depth is None else depth) + hop, follow=follow,
+        await self._add(fetched.final, page.links, (claim.depth if depth is None else depth) + hop, follow=follow,
                         from_network=True, parent=key, hop=hop, sitemap=sitemap)
-
-    async def _same_as(self, claim: Claim, fetched: Fetched) -> None:
-        """A redirect reached a URL checked on its own (invariant 1: no second request): its result, when it has
-        one, is this one's. The plan this claim had passes on to it (a page's redirect crawls the end)."""
-        end = fetched.same_as
-        key = canonical_key(end)
-        crawl = claim.plan is Plan.PAGE and self.settings.recursive and self._sorter.scope.contains(end)
-        depth = self._state.depth(claim.key)
-        found = Found(key, end, host_of(end), claim.depth if depth is None else depth, crawl, claim.plan >= Plan.BODY)
-        await self._state.adopt(found, claim.key)  # known: an add, with the edge of no length
-        self._before_page(found)
-        self._ledger.same_as(claim.key, key, fetched.result)
-
-    def _before_page(self, found: Found) -> None:
-        """A page that may now be crawled: its host's robots.txt is read first (once per host)."""
-        if found.crawl:
-            page = Claim(found.key, found.url, found.host, found.depth, Plan.PAGE, False)
-            self._fetcher.prepare(page, self._scheduler.wake_host)
 
     async def _add(
         self, source: str, links: Links, depth: int, parent: str | None = None, hop: int = 1, *, follow: bool = False,

@@ -1,0 +1,65 @@
+"""Where a crawled page's redirect leads: an end nobody linked yet is adopted (its body crawled as that page), a
+known end gets the plan and the depth the redirect had, and a redirect that reached a URL checked on its own
+takes that URL's result (no second request)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+from .crawl_state import Claim, CrawlState, Found, Plan
+from .fetcher import Fetched, Fetcher
+from .ledger import Ledger
+from .urls import Scope, canonical_key, host_of
+
+
+class Redirects:
+    def __init__(
+        self, state: CrawlState, ledger: Ledger, fetcher: Fetcher, wake: Callable[[str], None], recursive: bool
+    ):
+        self._state = state
+        self._ledger = ledger
+        self._fetcher = fetcher
+        self._wake = wake
+        self._recursive = recursive
+        self.scope = Scope((), frozenset())  # set once the seeds are known
+
+    async def page_key(self, claim: Claim, fetched: Fetched) -> str | None:
+        """The key whose page the body in hand is, or None when it isn't ours to crawl here: redirected out of
+        scope, or to a URL crawled on its own."""
+        final = fetched.final
+        if final == claim.url:
+            return claim.key
+        if not self.scope.contains(final):
+            return None  # redirected out of scope: its links are not ours to check
+        end = self._end(claim, final, self._recursive, False)
+        if fetched.page is None:  # no body to crawl here: the end is crawled on its own
+            for queued in await self._state.add([end], claim.key, hop=0):
+                self._fetcher.prepare(queued, self._wake)
+            return None
+        if not await self._state.adopt(end, claim.key):
+            self.before_page(end)
+            return None  # a page known on its own: crawled once, for itself
+        adopted = dataclasses.replace(fetched.result, url=final, redirects=())
+        self._ledger.adopt(end.key, final, adopted, fetched.anchors)
+        return end.key
+
+    async def same_as(self, claim: Claim, fetched: Fetched) -> None:
+        """A redirect reached a URL checked on its own (invariant 1: no second request): its result, when it has
+        one, is this one's. The plan this claim had passes on to it (a page's redirect crawls the end)."""
+        crawl = claim.plan is Plan.PAGE and self._recursive and self.scope.contains(fetched.same_as)
+        end = self._end(claim, fetched.same_as, crawl, claim.plan >= Plan.BODY)
+        await self._state.adopt(end, claim.key)  # known: an add, with the edge of no length
+        self.before_page(end)
+        self._ledger.same_as(claim.key, end.key, fetched.result)
+
+    def before_page(self, found: Found) -> None:
+        """A page that may now be crawled: its host's robots.txt is read first (once per host)."""
+        if found.crawl:
+            page = Claim(found.key, found.url, found.host, found.depth, Plan.PAGE, False)
+            self._fetcher.prepare(page, self._wake)
+
+    def _end(self, claim: Claim, url: str, crawl: bool, body: bool) -> Found:
+        """The redirect's end, at the redirect's depth now (maybe shorter than when it was claimed)."""
+        depth = self._state.depth(claim.key)
+        return Found(canonical_key(url), url, host_of(url), claim.depth if depth is None else depth, crawl, body)
