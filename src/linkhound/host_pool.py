@@ -35,7 +35,7 @@ class HostStats:
 
 
 @dataclass(slots=True)
-class _Host:
+class HostState:
     limits: HostLimits
     active: int = 0
     tokens: float = 0.0
@@ -62,15 +62,15 @@ class HostPool:
     ) -> None:
         self._default = default
         self._overrides = dict(overrides or {})
-        self._hosts: dict[str, _Host] = {}
+        self._hosts: dict[str, HostState] = {}
         self._clock = clock
         self._max_wait = max_wait
 
-    def _host(self, host: str) -> _Host:
+    def _host(self, host: str) -> HostState:
         h = self._hosts.get(host)
         if h is None:
             limits = self._overrides.get(host) or self._overrides.get(host.rsplit(":", 1)[0]) or self._default
-            h = self._hosts[host] = _Host(limits, tokens=float(limits.burst), refilled=self._clock())
+            h = self._hosts[host] = HostState(limits, tokens=float(limits.burst), refilled=self._clock())
         return h
 
     def slow_down(self, host: str, rate: float) -> None:
@@ -97,6 +97,10 @@ class HostPool:
             return h.blocked_until - now
         if h.active >= h.limits.concurrency:
             return math.inf
+        return self._admit(host, h, now)
+
+    def _admit(self, host: str, h: HostState, now: float) -> float:
+        """The host may take one more request as far as its own state says: its token, if a rate is set."""
         rate = h.limits.rate
         if rate is not None:
             h.tokens = min(float(h.limits.burst), h.tokens + (now - h.refilled) * rate)

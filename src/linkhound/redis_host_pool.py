@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import secrets
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .host_pool import HostLimits, HostPool
+from .host_pool import HostLimits, HostPool, HostState
 from .throttle import ACQUIRE, PAUSE, PREFIX, RENEW, host_keys
 
 if TYPE_CHECKING:
@@ -59,16 +58,8 @@ class RedisHostPool(HostPool):
         self._tasks: set[asyncio.Task[None]] = set()
         self._keeper: asyncio.Task[None] | None = None
 
-    def try_acquire(self, host: str) -> float:
-        h = self._host(host)
-        if h.held:
-            return math.inf
-        now = self._clock()
-        if h.blocked_until > now:
-            h.stats.waits += 1
-            return h.blocked_until - now
-        if h.active >= h.limits.concurrency:
-            return math.inf
+    def _admit(self, host: str, h: HostState, now: float) -> float:
+        """The slot and token come from Redis: one taken already, or asked for now (try again shortly)."""
         stock = self._give_back_stale(host, now)
         if stock:  # the token was taken with the slot, in Redis: none is taken here
             self._held.setdefault(host, []).append(stock.pop()[1])
