@@ -79,7 +79,8 @@ class Engine:
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
         wake = self._scheduler.wake_host
-        self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive)
+        in_scope = lambda url: self._sorter.scope.contains(url)  # noqa: E731
+        self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, in_scope)
         if self._journal is not None:
             self._journal.notes_source = self._run_notes
         self._tasks: set[asyncio.Task[None]] = set()
@@ -167,7 +168,7 @@ class Engine:
             s = self.settings
             crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
             seeds = self._sorter.files.seed_urls(inputs, s.recursive)
-            self._sorter.scope = self._redirects.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
+            self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
             resolve_input = self._rules.resolver("", False)
             for n, inp in enumerate(inputs, 1):
                 if inp.is_url:

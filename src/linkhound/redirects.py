@@ -10,19 +10,25 @@ from collections.abc import Callable
 from .crawl_state import Claim, CrawlState, Found, Plan
 from .fetcher import Fetched, Fetcher
 from .ledger import Ledger
-from .urls import Scope, canonical_key, host_of
+from .urls import canonical_key, host_of
 
 
 class Redirects:
     def __init__(
-        self, state: CrawlState, ledger: Ledger, fetcher: Fetcher, wake: Callable[[str], None], recursive: bool
+        self,
+        state: CrawlState,
+        ledger: Ledger,
+        fetcher: Fetcher,
+        wake: Callable[[str], None],
+        recursive: bool,
+        in_scope: Callable[[str], bool],  # the crawl's scope (known once the seeds are)
     ):
         self._state = state
         self._ledger = ledger
         self._fetcher = fetcher
         self._wake = wake
         self._recursive = recursive
-        self.scope = Scope((), frozenset())  # set once the seeds are known
+        self._in_scope = in_scope
 
     async def page_key(self, claim: Claim, fetched: Fetched) -> str | None:
         """The key whose page the body in hand is, or None when it isn't ours to crawl here: redirected out of
@@ -30,7 +36,7 @@ class Redirects:
         final = fetched.final
         if final == claim.url:
             return claim.key
-        if not self.scope.contains(final):
+        if not self._in_scope(final):
             return None  # redirected out of scope: its links are not ours to check
         end = self._end(claim, final, self._recursive, False)
         if fetched.page is None:  # no body to crawl here: the end is crawled on its own
@@ -47,7 +53,7 @@ class Redirects:
     async def same_as(self, claim: Claim, fetched: Fetched) -> None:
         """A redirect reached a URL checked on its own (invariant 1: no second request): its result, when it has
         one, is this one's. The plan this claim had passes on to it (a page's redirect crawls the end)."""
-        crawl = claim.plan is Plan.PAGE and self._recursive and self.scope.contains(fetched.same_as)
+        crawl = claim.plan is Plan.PAGE and self._recursive and self._in_scope(fetched.same_as)
         end = self._end(claim, fetched.same_as, crawl, claim.plan >= Plan.BODY)
         await self._state.adopt(end, claim.key)  # known: an add, with the edge of no length
         self.before_page(end)

@@ -75,7 +75,7 @@ class LinkSorter:
             ref = reference(source, raw)
             entry = http.get(resolved[1]) if resolved is not None else None
             if entry is None:  # the first sight of a URL: triaged, decided now or made an http target
-                route = self._route(resolved, from_network, follow)
+                route = self._route(resolved, from_network)
                 if resolved is None or route.route is not Route.HTTP:
                     self._decide(raw, resolved, route, ref, fragments, local)
                     continue
@@ -103,13 +103,13 @@ class LinkSorter:
             found.append(new(Found, (key, resolved[0], entry[1], depth, crawl, fragment is not None, seed)))
         return found
 
-    def _route(self, resolved: Resolved | None, from_network: bool, follow: bool) -> Triage:
+    def _route(self, resolved: Resolved | None, from_network: bool) -> Triage:
         """triage(), decided once per http(s) URL; the trap guard sees each URL that may be crawled."""
         route = triage(resolved, from_network, self._rules, self.scope)
         if resolved is not None and route.route is Route.HTTP:
             crawlable = route.crawlable and self._recursive and self._guard.admit(resolved.url)
             self._http[resolved.key] = [crawlable, host_of(resolved.url), _NEVER, 0]
-            if follow and route.reason:
+            if self._recursive and route.reason:  # (not only when followed here: caps mustn't depend on order)
                 self.caps.add("crawler-trap guard")
         return route
 
