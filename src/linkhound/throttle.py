@@ -3,11 +3,10 @@ every process that names the same Redis keeps one host's limit together (`linkho
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import random
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -120,7 +119,7 @@ class Throttle:
         holder = secrets.token_hex(8)
         await self._take(keys, holder)
         held = [True]
-        keeper = asyncio.ensure_future(self._keep(keys[1], holder, held)) if self._capped else None
+        keeper = _spawn(self._keep(keys[1], holder, held)) if self._capped else None
         try:
             yield
         finally:
@@ -136,7 +135,7 @@ class Throttle:
                 return
             # waiters on one host wake a little apart, so they don't all ask at the same instant
             delay = _POLL if int(wait) == _CAPPED else int(wait) / 1_000_000
-            await asyncio.sleep(delay * random.uniform(1.0, 1.1))
+            await _sleep(delay * random.uniform(1.0, 1.1))
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -160,9 +159,21 @@ class Throttle:
 
     async def _keep(self, slots: str, holder: str, held: list[bool]) -> None:
         while held:
-            await asyncio.sleep(self._lease_us / 3_000_000)
+            await _sleep(self._lease_us / 3_000_000)
             with contextlib.suppress(Exception):  # missed once, tried again: the lease has time left
                 await self._renew([slots], [holder, self._lease_us])
+
+
+async def _sleep(seconds: float) -> None:
+    import asyncio  # here: `import linkhound` (the parse worker, `linkhound --version`) loads no event loop
+
+    await asyncio.sleep(seconds)
+
+
+def _spawn(coro: Coroutine[Any, Any, None]) -> Any:
+    import asyncio
+
+    return asyncio.ensure_future(coro)
 
 
 def throttle(
