@@ -14,6 +14,7 @@ Scenarios
     oneshot-20k             a flat list of 20,000 URLs on nginx (200 / 404 / 301)
     local-2k                2,000 HTML files with 100,000 relative links, offline, with fragments
     local-md                300 Markdown files (2 MB) with 8,000 links, offline, with fragments
+    docs-real               a real Markdown docs tree given by REAL_DOCS (e.g. the Rust book's src/), offline
     latency-20h             20,000 URLs on 20 hosts (127.0.0.1..20:8090), every response 50 ms late
 
 Environment
@@ -327,6 +328,29 @@ def local_markdown() -> Scenario:
     return Scenario("local-md", prepare, os.path.join(folder, "ground_truth.json"), tools, ["linkhound", "lychee"])
 
 
+def real_docs() -> Scenario:
+    """A real docs tree given by REAL_DOCS (e.g. the Rust book's src/): no ground truth, tools compared."""
+    source = os.environ.get("REAL_DOCS", "")
+    folder = os.path.join(WORK, "sites", "docs-real")
+
+    def prepare() -> None:
+        if not os.path.isdir(source):
+            sys.exit("docs-real: set REAL_DOCS to a folder of Markdown files (e.g. a checkout of rust-lang/book's src/)")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "truth.json"), "w") as f:
+            json.dump({"broken": [], "broken_fragments": []}, f)
+
+    def tools(rd: str) -> dict[str, Tool]:
+        out = os.path.join(rd, "out.json")
+        return {
+            "linkhound": Tool([*linkhound_flags(out), "--offline", source], out),
+            "lychee": Tool([*lychee_flags(out), "--offline", source], out),
+        }
+
+    return Scenario("docs-real", prepare, os.path.join(folder, "truth.json"), tools, ["linkhound", "lychee"],
+                    extra={"no_truth": True, "source": source})
+
+
 def latency() -> Scenario:
     folder = os.path.join(WORK, "sites", "latency")
 
@@ -360,6 +384,7 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {
     "local-2k": local,
     "local-md": local_markdown,
     "latency-20h": latency,
+    "docs-real": real_docs,
 }
 
 
