@@ -133,17 +133,6 @@ async def test_a_worker_killed_mid_crawl_loses_nothing(site: Site, redis_url: st
     assert {p["url"] for p in report["pages"]} == {site.url(f"/p/{i}") for i in range(120)}
 
 
-async def test_a_job_name_is_taken_once(site: Site, redis_url: str) -> None:
-    site.page("/", "<p>no links</p>")
-    args = [sys.executable, "-m", "linkhound", "--redis", redis_url, "--job", "once", "--no-config", site.url("/")]
-    first = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL)
-    assert await asyncio.wait_for(first.wait(), _HANG_GUARD) == 0
-    again = await asyncio.create_subprocess_exec(*args, stderr=asyncio.subprocess.PIPE)
-    code, err = await _finish(again)
-    assert code == 1
-    assert err == "linkhound: error: --job once: a job of that name is in Redis already (pick a new name)\n"
-
-
 async def test_an_unreachable_redis_is_a_one_line_error(tmp_path: Path) -> None:
     for args in (["--redis", "redis://127.0.0.1:1/0", "--job", "j", "http://127.0.0.1:9/"],
                  ["worker", "--redis", "redis://127.0.0.1:1/0", "--job", "j"]):

@@ -12,6 +12,18 @@ from collections.abc import Sequence
 from typing import IO, Any, NoReturn
 
 from . import HostStats, Report, Result, Run, Settings, Status
+from .cli_common import (
+    EXIT_BROKEN,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Parser,
+    open_output,
+    redis_timeout,
+    seconds,
+    use_color,
+)
 from .options import GROUPS, OptionField, option_fields
 from .progress import Progress
 from .redis_state import LEASE
@@ -19,14 +31,7 @@ from .report import Reporter
 from .types import Event
 from .version import __version__
 
-EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 SIGTERM_GRACE = 5.0  # seconds requests in flight may still take after SIGTERM
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # one line, exit code 1: usage errors are not tracebacks
-        self.exit(EXIT_USAGE, f"linkhound: error: {message} (see linkhound --help)\n")
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -35,7 +40,7 @@ def _csv(value: str) -> tuple[str, ...]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line: inputs and config flags, then a flag for every Settings option, by group."""
-    p = _Parser(
+    p = Parser(
         prog="linkhound",
         description="Find broken links in files, URL lists, sitemaps and whole websites.",
         epilog="Settings come from [tool.linkhound] in pyproject.toml, then linkhound.toml, then each --config "
@@ -62,9 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--redis", metavar="URL", help="keep the crawl in this Redis (redis://host:port/db), where "
                    "`linkhound worker --redis URL --job NAME` processes join it; this process writes the report")
     g.add_argument("--job", metavar="NAME", help="the crawl's name in Redis (with --redis)")
-    g.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
+    g.add_argument("--lease", metavar="SECONDS", type=seconds, default=LEASE,
                    help="seconds a URL taken by a process that stopped answering stays taken before another "
                    f"process takes it (default: {LEASE:g})")
+    redis_timeout(g)
 
     declared = [f for f in option_fields(Settings) if not f.option.config_only]
     for group in GROUPS:
@@ -111,12 +117,14 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    worker = args[:1] == ["worker"]
-    ns = (_worker_parser() if worker else build_parser()).parse_args(args[1:] if worker else args)
     from .exceptions import LinkhoundError
 
     try:
-        return _work(ns) if worker else _main(ns)
+        if args[:1] in (["worker"], ["report"], ["jobs"]):
+            from . import cli_redis
+
+            return {"worker": cli_redis.worker, "report": cli_redis.report, "jobs": cli_redis.jobs}[args[0]](args[1:])
+        return _main(build_parser().parse_args(args))
     except LinkhoundError as e:
         print(f"linkhound: error: {e}", file=sys.stderr)
         return EXIT_USAGE
@@ -143,7 +151,7 @@ def _main(ns: argparse.Namespace) -> int:
         return _dump(args, settings, files_from, named_in, inputs_only=ns.dump_inputs)
     reporter = reporter_for(
         settings.format,
-        color=_use_color(settings, sys.stdout) if settings.output is None else settings.color == "always",
+        color=use_color(settings, sys.stdout) if settings.output is None else settings.color == "always",
         verbose=settings.verbose,
         summary_only=settings.summary_only,
         all_referrers=settings.all_referrers,
@@ -165,7 +173,7 @@ def _main(ns: argparse.Namespace) -> int:
         run = _distributed_run(ns, settings, args, files_from)
     else:
         run = start(args or (), settings, files_from=files_from, on_event=streaming, named_in=named_in)
-    out = _open_output(settings.output)
+    out = open_output(settings.output)
     try:
         return run_loop(_run(run, settings, reporter, progress, out))
     finally:
@@ -179,7 +187,7 @@ def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named
     from .report.common import display_url, printable
 
     inputs, links = preview(args, settings, files_from=files_from, named_in=named_in)
-    out = _open_output(settings.output)
+    out = open_output(settings.output)
     try:
         if inputs_only:
             out.writelines(f"{printable(i.location)}\n" for i in inputs)
@@ -207,7 +215,7 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
             from .report.ansi import paint
             from .report.common import plain, summary_line
 
-            line = summary_line(report.summary, paint if _use_color(settings, sys.stderr) else plain)
+            line = summary_line(report.summary, paint if use_color(settings, sys.stderr) else plain)
             print(line, file=sys.stderr)
         for note in notes(report, settings.recursive):
             print(f"linkhound: {note}", file=sys.stderr)
@@ -288,51 +296,7 @@ def _distributed_run(ns: argparse.Namespace, settings: Settings, args: Sequence[
         raise UsageError("no inputs: give URLs, files, directories or globs")
     inputs = collect(listed, hidden=settings.hidden, gitignore=settings.gitignore,
                      exclude_path=settings.patterns("exclude_path"))
-    return DistributedRun(settings, inputs, ns.redis, ns.job, ns.lease)
-
-
-def _worker_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="linkhound worker", description="Join a crawl kept in Redis (started with linkhound --redis "
-                "URL --job NAME) and take its work until it is over. The report is written by the process that "
-                "started the job.")
-    p.add_argument("--redis", metavar="URL", required=True, help="the Redis the job is in (redis://host:port/db)")
-    p.add_argument("--job", metavar="NAME", required=True, help="the job's name")
-    p.add_argument("--lease", metavar="SECONDS", type=_seconds, default=LEASE,
-                   help=f"as for linkhound --lease (default: {LEASE:g})")
-    return p
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got '{text}'")
-    return value
-
-
-def _work(ns: argparse.Namespace) -> int:
-    from .loop import run as run_loop
-    from .redis_job import Worker
-
-    worker = Worker(ns.redis, ns.job, ns.lease)
-
-    async def go() -> int:
-        loop = asyncio.get_running_loop()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGINT, worker.stop)
-            loop.add_signal_handler(signal.SIGTERM, worker.stop)
-        report = await worker.run(lambda: print(f"linkhound worker: waiting for job {ns.job}", file=sys.stderr))
-        if report is None:
-            return EXIT_INTERRUPTED
-        for warning in report.summary.warnings:
-            print(f"linkhound worker: {warning}", file=sys.stderr)
-        over = "stopped" if report.summary.interrupted else "over"
-        print(f"linkhound worker: job {ns.job} is {over}: {worker.claims} URLs fetched here", file=sys.stderr)
-        return EXIT_INTERRUPTED if report.summary.interrupted else EXIT_OK
-
-    return run_loop(go())
+    return DistributedRun(settings, inputs, ns.redis, ns.job, ns.lease, ns.redis_timeout)
 
 
 def format_host_stats(stats: dict[str, HostStats]) -> str:
@@ -347,22 +311,3 @@ def format_host_stats(stats: dict[str, HostStats]) -> str:
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         for r in rows
     )
-
-
-def _open_output(path: str | None) -> IO[str]:
-    """The report's destination, opened before the run so a bad path fails at once, not after the work."""
-    if path is None:
-        return sys.stdout
-    from .exceptions import UsageError
-
-    try:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by the caller)
-    except OSError as e:
-        raise UsageError(f"--output {path}: can't write: {(e.strerror or str(e)).lower()}") from None
-
-
-def _use_color(settings: Settings, stream: IO[str]) -> bool:
-    """--color always or never, else colour on a terminal unless NO_COLOR is set (https://no-color.org)."""
-    if settings.color != "auto":
-        return settings.color == "always"
-    return stream.isatty() and not os.environ.get("NO_COLOR")

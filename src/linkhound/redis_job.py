@@ -12,8 +12,8 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -25,6 +25,7 @@ from .inputs import Input
 from .ledger import Ledger
 from .options import option_fields
 from .redis_host_pool import RedisHostPool
+from .redis_link import TIMEOUT, Patience, connect
 from .redis_state import LEASE, Outbox, RedisState, key_prefix
 from .run import Run
 from .settings import Settings
@@ -39,27 +40,55 @@ if TYPE_CHECKING:
 POLL = 0.05  # seconds between two looks at the job as a whole (work others queued, expired leases, the end)
 _CHUNK = 10_000  # log entries or records read at a time
 
-# KEYS: the job hash. ARGV: settings, seeds. Made only if no job of that name exists: 1, else 0.
+# KEYS: the job hash. ARGV: settings, seeds. Made if no job of that name exists: 1; one exists with the same
+# settings and seeds (joined): 2; with others: 0. The job's clock starts at its making (server time, ms).
 _CREATE = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'settings', ARGV[1], 'seeds', ARGV[2])
+local settings, seeds = unpack(redis.call('HMGET', KEYS[1], 'settings', 'seeds'))
+if settings then
+  if settings == ARGV[1] and seeds == ARGV[2] then return 2 end
+  return 0
+end
+local t = redis.call('TIME')
+redis.call('HSET', KEYS[1], 'settings', ARGV[1], 'seeds', ARGV[2], 'started', t[1] * 1000 + math.floor(t[2] / 1000))
 return 1
 """
 
+# KEYS: the job hash, counters, records, leases, open sources. Answer: {made, stopped, unfinished, queued,
+# records, live leases, open sources, ms since it started, its elapsed seconds as written by its report}:
+# one look at the job, at one moment.
+_STATUS = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0, 0, 0, 0, 0, 0, 0, ''} end
+local t = redis.call('TIME')
+local now = t[1] * 1000 + math.floor(t[2] / 1000)
+local job = redis.call('HMGET', KEYS[1], 'stopped', 'started', 'elapsed')
+local n = redis.call('HMGET', KEYS[2], 'unfinished', 'queued')
+return {1, job[1] and 1 or 0, tonumber(n[1]) or 0, tonumber(n[2]) or 0, redis.call('HLEN', KEYS[3]),
+        redis.call('ZCOUNT', KEYS[4], now, '+inf'), redis.call('ZCOUNT', KEYS[5], now, '+inf'),
+        now - (tonumber(job[2]) or now), job[3] or ''}
+"""
 
-def connect(url: str) -> Redis:
-    try:
-        import redis.asyncio
-    except ImportError:
-        raise UsageError("--redis needs the redis package: pip install 'linkhound[redis]'") from None
-    try:
-        return redis.asyncio.from_url(url, decode_responses=True)
-    except ValueError as e:
-        raise UsageError(f"--redis {url}: {e}") from None
+
+class Status(NamedTuple):
+    """One look at a job: its counters and what they mean."""
+
+    stopped: bool
+    unfinished: int  # URLs queued or in flight
+    queued: int
+    urls: int  # URLs the job knows of
+    leased: int  # URLs a live process holds
+    open: int  # processes still reading inputs
+    age: float  # seconds since it started
+    elapsed: float | None  # the run's time, once the first process wrote the report
+
+    @property
+    def state(self) -> str:
+        if not self.unfinished and not self.open:
+            return "finished"
+        return "stopped" if self.stopped else "running"
 
 
 @contextlib.contextmanager
-def _redis_errors(url: str) -> Iterator[None]:
+def redis_errors(url: str) -> Iterator[None]:
     """A Redis that can't be reached or answers an error is one line, not a traceback."""
     from redis.exceptions import RedisError
 
@@ -69,39 +98,64 @@ def _redis_errors(url: str) -> Iterator[None]:
         raise LinkhoundError(f"Redis at {url}: {e}") from None
 
 
-class _Job:
+class Job:
     """The job's own keys: its settings and seeds, the stop flag, the log and the records."""
 
-    def __init__(self, client: Redis, name: str) -> None:
+    def __init__(self, client: Redis, name: str, patience: Patience | None = None) -> None:
         self.client = client
         self.name = name
         self.prefix = key_prefix(name)
         self.key = self.prefix + "job"
+        self.patience = patience
 
-    async def create(self, settings: Settings, seeds: list[str]) -> None:
-        made = await self.client.eval(_CREATE, 1, self.key, orjson.dumps(shared_options(settings)).decode(),
-                                      orjson.dumps(seeds).decode())
+    async def _call(self, step: Callable[[], Awaitable[Any]]) -> Any:
+        return await (step() if self.patience is None else self.patience(step))
+
+    async def create(self, settings: Settings, seeds: list[str]) -> bool:
+        """Make the job, or join it (True) if it has the same settings and seeds."""
+        wanted = orjson.dumps(shared_options(settings)).decode(), orjson.dumps(seeds).decode()
+        made = await self._call(lambda: self.client.eval(_CREATE, 1, self.key, *wanted))
         if not made:
-            raise UsageError(f"--job {self.name}: a job of that name is in Redis already (pick a new name)")
+            raise UsageError(f"--job {self.name}: a job of that name is in Redis with other settings or inputs "
+                             "(pick a new name, or drop it: linkhound jobs --redis URL --job NAME --drop)")
+        return int(made) == 2
 
     async def read(self) -> tuple[Settings, list[str]] | None:
-        settings, seeds = await self.client.hmget(self.key, ["settings", "seeds"])
+        settings, seeds = await self._call(lambda: self.client.hmget(self.key, ["settings", "seeds"]))
         if settings is None or seeds is None:
             return None
         from .api import make_settings
 
         return make_settings(**orjson.loads(settings)), orjson.loads(seeds)
 
+    async def status(self) -> Status | None:
+        """None when there is no such job."""
+        p = self.prefix
+        keys = [self.key, p + "n", p + "rec", p + "leases", p + "open"]
+        made, stopped, unfinished, queued, urls, leased, opened, age, elapsed = await self._call(
+            lambda: self.client.eval(_STATUS, len(keys), *keys))
+        if not int(made):
+            return None
+        return Status(bool(int(stopped)), int(unfinished), int(queued), int(urls), int(leased), int(opened),
+                      int(age) / 1000, float(elapsed) if elapsed else None)
+
     async def stop(self) -> None:
-        await self.client.hset(self.key, "stopped", 1)
+        await self._call(lambda: self.client.hset(self.key, "stopped", 1))
 
     async def stopped(self) -> bool:
-        return bool(await self.client.hexists(self.key, "stopped"))
+        """Stopped, or dropped (its keys are gone)."""
+        flags = await self._call(lambda: self.client.hmget(self.key, ["stopped", "settings"]))
+        return flags[0] is not None or flags[1] is None
+
+    async def ended(self, elapsed: float) -> None:
+        await self._call(lambda: self.client.hset(self.key, "elapsed", f"{elapsed:.3f}"))
 
     async def replay(self, ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
         start = 0
-        while chunk := await self.client.lrange(self.prefix + "log", start, start + _CHUNK - 1):
-            replay(chunk, ledger, pages)
+        key = self.prefix + "log"
+        seen: set[str] = set()
+        while chunk := await self._call(lambda at=start: self.client.lrange(key, at, at + _CHUNK - 1)):  # type: ignore[misc]
+            replay(chunk, ledger, pages, seen)
             start += len(chunk)
 
     async def depths(self) -> dict[str, int]:
@@ -109,12 +163,23 @@ class _Job:
         out: dict[str, int] = {}
         cursor = 0
         while True:
-            cursor, chunk = await self.client.hscan(self.prefix + "rec", cursor, count=_CHUNK)
+            cursor, chunk = await self._call(
+                lambda at=cursor: self.client.hscan(self.prefix + "rec", at, count=_CHUNK))  # type: ignore[misc]
             assert isinstance(chunk, dict)
             for key, packed in chunk.items():  # str: the client decodes
                 out[str(key)] = int(str(packed).split(" ", 1)[0])
             if cursor == 0:
                 return out
+
+    async def report(self, elapsed: float, interrupted: bool, caps: tuple[str, ...] = (),
+                     warnings: tuple[str, ...] = ()) -> Report:
+        """The report of the whole job, from what every process logged."""
+        ledger = Ledger()
+        logged: list[tuple[str, int, bool]] = []
+        await self.replay(ledger, logged)
+        depths = await self.depths()
+        pages = tuple(Page(url, depths.get(canonical_key(url), 0), n, followed) for url, n, followed in logged)
+        return ledger.report(pages, elapsed, interrupted, caps, depths.get, warnings)
 
 
 def shared_options(settings: Settings) -> dict[str, Any]:
@@ -142,14 +207,14 @@ class _Process:
     """One process's part of a job: an engine whose state and ledger live in Redis, and a task that watches
     the job as a whole meanwhile."""
 
-    def __init__(self, client: Redis, job: _Job, settings: Settings, log_inputs: bool, lease: float) -> None:
+    def __init__(self, client: Redis, job: Job, settings: Settings, log_inputs: bool, lease: float) -> None:
         self.job = job
         outbox = Outbox()
         self.ledger = SharedLedger(outbox, log_inputs=log_inputs)
         made: list[RedisState] = []
 
         def state(limits: Limits, on_host_ready: Callable[[str], None]) -> RedisState:
-            made.append(RedisState(client, job.name, limits, on_host_ready, lease, outbox))
+            made.append(RedisState(client, job.name, limits, on_host_ready, lease, outbox, job.patience))
             return made[0]
 
         def pool(default: HostLimits, overrides: dict[str, HostLimits], max_wait: float) -> RedisHostPool:
@@ -163,16 +228,27 @@ class _Process:
         over: list[bool] = []
         watcher = asyncio.ensure_future(self._watch(follow_stop, over))
         try:
-            return await self.engine.run(inputs)
+            report = await self.engine.run(inputs)
         finally:
             # told, not cancelled: a cancel that lands inside a Redis call can be lost there, and the task
             # would then outlive the run (and keep the process from exiting)
             over.append(True)
             await watcher
+        self._raise_if_away()
+        return report
+
+    def _raise_if_away(self) -> None:
+        """Redis stayed away past --redis-timeout: the process stops with that error, whatever the engine made
+        of the steps that failed (the job in Redis is as they left it, and can be resumed)."""
+        if self.job.patience is not None and self.job.patience.failed is not None:
+            raise self.job.patience.failed
 
     async def _watch(self, follow_stop: bool, over: list[bool]) -> None:
         while not over:
             await asyncio.sleep(POLL)
+            if self.job.patience is not None and self.job.patience.failed is not None:
+                self.engine.cancel()  # nothing more can be done or told: what is in flight ends now
+                continue
             with contextlib.suppress(Exception):  # a missed look is made again next time
                 await self.state.sweep()
                 if follow_stop and await self.job.stopped():
@@ -181,13 +257,13 @@ class _Process:
 
 class DistributedRun(Run):
     """A Run whose crawl state, references and results are in Redis, shared with the workers of the job. Its
-    report covers the whole job."""
+    report covers the whole job. A job of that name with the same settings and inputs is joined (resumed)."""
 
     def __init__(self, settings: Settings, inputs: list[Input], redis_url: str, job: str,
-                 lease: float = LEASE) -> None:
+                 lease: float = LEASE, redis_timeout: float = TIMEOUT) -> None:
         self._url = redis_url
         self._client = connect(redis_url)
-        self._job = _Job(self._client, job)
+        self._job = Job(self._client, job, Patience(redis_url, redis_timeout))
         self._process = _Process(self._client, self._job, settings, True, lease)
         self._stopped = False
         self._telling: asyncio.Future[Any] | None = None  # the stop, on its way to the workers
@@ -195,7 +271,7 @@ class DistributedRun(Run):
 
     async def report(self) -> Report:
         started = time.monotonic()
-        with _redis_errors(self._url):
+        with redis_errors(self._url):
             try:
                 return await self._report(started)
             finally:
@@ -209,16 +285,15 @@ class DistributedRun(Run):
             local = await self._process.run(self._inputs, follow_stop=False)
             await state.flush()  # e.g. the page entry of the last local file read
         finally:
-            await state.close_source()
+            if self._job.patience is None or self._job.patience.failed is None:
+                await state.close_source()
         await state.sweep()
-        ledger = Ledger()
-        logged: list[tuple[str, int, bool]] = []
-        await self._job.replay(ledger, logged)
-        depths = await self._job.depths()
-        pages = tuple(Page(url, depths.get(canonical_key(url), 0), n, followed) for url, n, followed in logged)
         caps = tuple(sorted({*local.summary.caps, *state.cut_by()}))
-        elapsed = time.monotonic() - started
-        return ledger.report(pages, elapsed, self._stopped, caps, depths.get, local.summary.warnings)
+        status = await self._job.status()
+        elapsed = time.monotonic() - started if status is None else status.age
+        if not self._stopped:
+            await self._job.ended(elapsed)
+        return await self._job.report(elapsed, self._stopped, caps, local.summary.warnings)
 
     def stop(self) -> None:
         """Stop the whole job: the workers take no new work either."""
@@ -232,18 +307,20 @@ class Worker:
     """A process that joins a job by name: `await worker.run()` takes the job's work until it is over (or
     stopped) and returns this worker's own report (the job's report is the one DistributedRun writes)."""
 
-    def __init__(self, redis_url: str, job: str, lease: float = LEASE) -> None:
+    def __init__(self, redis_url: str, job: str, lease: float = LEASE, redis_timeout: float = TIMEOUT) -> None:
         self._url = redis_url
         self._client = connect(redis_url)
-        self._job = _Job(self._client, job)
+        self._job = Job(self._client, job, Patience(redis_url, redis_timeout))
         self._lease = lease
         self._process: _Process | None = None
         self._stopped = False
+        self.finished_before = False  # the job was over when this worker came
 
     async def run(self, waiting: Callable[[], None] = lambda: None) -> Report | None:
-        """None when stopped before the job was found. waiting is called once if the job isn't there yet."""
+        """None when stopped before the job was found, or when it was over already (finished_before).
+        waiting is called once if the job isn't there yet."""
         try:
-            with _redis_errors(self._url):
+            with redis_errors(self._url):
                 told = False
                 while (found := await self._job.read()) is None and not self._stopped:
                     if not told:
@@ -251,6 +328,10 @@ class Worker:
                         told = True
                     await asyncio.sleep(POLL * 4)
                 if found is None:
+                    return None
+                status = await self._job.status()
+                if status is not None and status.state == "finished":
+                    self.finished_before = True
                     return None
                 settings, seeds = found
                 self._process = _Process(self._client, self._job, settings, False, self._lease)

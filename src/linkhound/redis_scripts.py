@@ -4,8 +4,10 @@ Every key of a job shares the hash tag `{job}`, so a job lives in one Cluster sl
 names of a host's queue or a page's edge set from the prefix it is given (they hash to the same slot).
 
     <prefix>rec        hash: canonical key -> "depth plan progress served crawl body seed hop lease host url"
-    <prefix>n          hash: unfinished, queued, refetched, pages (PAGE plans granted), open (producers
-                       still adding: the job isn't over while one is)
+    <prefix>n          hash: unfinished, queued, refetched, pages (PAGE plans granted)
+    <prefix>open       sorted set: processes still adding inputs (the job isn't over while one is), scored
+                       by the server time (ms) their claim to be open ends unless renewed (a process that
+                       died, or lost Redis, is not waited for once it lapsed)
     <prefix>q:<host>   sorted set: the host's queued keys, scored by depth (shallowest claimed first)
     <prefix>hosts      set: hosts whose queue holds a key
     <prefix>leases     sorted set: in-flight keys, scored by the server time (ms) their lease ends
@@ -26,7 +28,7 @@ _PRELUDE = r"""
 local P, MAXD, MAXP = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local REC, CNT, HOSTS, CUT, LEASES = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local QUEUED, FLIGHT, DONE, PAGE = 0, 1, 2, 2
-local c = redis.call('HMGET', CNT, 'unfinished', 'queued', 'refetched', 'pages', 'open')
+local c = redis.call('HMGET', CNT, 'unfinished', 'queued', 'refetched', 'pages')
 local n = {unfinished = tonumber(c[1]) or 0, queued = tonumber(c[2]) or 0, refetched = tonumber(c[3]) or 0,
            pages = tonumber(c[4]) or 0}
 local recs, dirty, touched = {}, {}, {}
@@ -160,7 +162,8 @@ local function finish(answer)
   else
     cut_pages = redis.call('ZCARD', CUT)
   end
-  return {{n.unfinished, n.queued, n.refetched, cut_depth, cut_pages, tonumber(c[5]) or 0}, sizes, views, answer}
+  local opened = redis.call('ZCOUNT', P .. 'open', now_ms(), '+inf')
+  return {{n.unfinished, n.queued, n.refetched, cut_depth, cut_pages, opened}, sizes, views, answer}
 end
 """
 
@@ -283,10 +286,27 @@ end
 return finish(renewed)
 """
 
-# ARGV: prefix, max_depth, max_pages, most hosts to answer. Reclaims expired leases and answers the sizes of
-# (a sample of) the hosts with queued work: how a process learns of work that others queued.
+# ARGV: prefix, max_depth, max_pages, most hosts to answer, then this process's sources still open ('' for none)
+# and how long (ms) they stay open unless renewed. Reclaims expired leases, renews the sources and answers the
+# sizes of (a sample of) the hosts with queued work: how a process learns of work that others queued.
 SWEEP = _PRELUDE + r"""
-reclaim(now_ms())
+local now = now_ms()
+reclaim(now)
+redis.call('ZREMRANGEBYSCORE', P .. 'open', '-inf', now)
+if ARGV[5] ~= '' then redis.call('ZADD', P .. 'open', 'XX', now + tonumber(ARGV[6]), ARGV[5]) end
 for _, host in ipairs(redis.call('SRANDMEMBER', HOSTS, tonumber(ARGV[4]))) do touched[host] = true end
 return finish(0)
+"""
+
+# KEYS: the job's open sources. ARGV: a source's id, how long (ms) it stays open unless renewed; a lease of 0
+# closes it. Answer: how many sources are open.
+OPEN = r"""
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(ARGV[2]) > 0 then
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+else
+  redis.call('ZREM', KEYS[1], ARGV[1])
+end
+return redis.call('ZCOUNT', KEYS[1], now, '+inf')
 """

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable
+import secrets
+from collections.abc import Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,8 @@ from .urls import host_of
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
+    from .redis_link import Patience
+
 _NO_LIMITS = Limits()
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 LEASE = 60.0  # seconds a claim may stay in flight without being renewed before others may take it
@@ -41,13 +44,17 @@ _FAR = 1 << 30  # a depth no link has: a link that can lower nothing
 
 
 class Outbox:
-    """Log entries waiting for the done of the claim they came from (None: from no claim, e.g. the inputs)."""
+    """Log entries waiting for the done of the claim they came from (None: from no claim, e.g. the inputs).
+    Entries from no claim are marked (their kind in capitals): a job that is resumed reads its inputs again, and
+    the report keeps one of each."""
 
     def __init__(self) -> None:
         self._entries: dict[str | None, list[Any]] = {}
 
     def put(self, entry: Any) -> None:
         key = current_claim.get()
+        if key is None:  # from the inputs: a job resumed reads them again (the kind in capitals: kept once)
+            entry = (entry[0].upper(), *entry[1:])
         entries = self._entries.get(key)
         if entries is None:
             self._entries[key] = [entry]
@@ -70,7 +77,8 @@ def key_prefix(job: str) -> str:
 class RedisState:
     """CrawlState in Redis. `client` must decode responses (redis.asyncio.from_url(url, decode_responses=True)).
     Claims are leases: one not done nor renewed within `lease` seconds goes back to its queue. While this
-    process holds leases, a task renews them every lease/3 seconds."""
+    process holds leases, a task renews them every lease/3 seconds. `patience` (redis_link.Patience) tries
+    each step again while Redis is away; without it a step fails at once."""
 
     def __init__(
         self,
@@ -80,8 +88,10 @@ class RedisState:
         on_host_ready: Callable[[str], None] = lambda host: None,
         lease: float = LEASE,
         outbox: Outbox | None = None,
+        patience: Patience | None = None,
     ) -> None:
         self._client = client
+        self._patience = patience
         self._prefix = p = key_prefix(job)
         self._keys = [p + "rec", p + "n", p + "hosts", p + "cut", p + "leases"]
         self._head = [p, -1 if limits.max_depth is None else limits.max_depth,
@@ -95,6 +105,8 @@ class RedisState:
         self._adopt = client.register_script(redis_scripts.ADOPT)
         self._renew = client.register_script(redis_scripts.RENEW)
         self._sweep = client.register_script(redis_scripts.SWEEP)
+        self._open_script = client.register_script(redis_scripts.OPEN)
+        self._source = ""  # this process's id among the job's open sources, while it adds inputs
         self._outbox = outbox
         self._leases: dict[str, int] = {}  # this process's claims in flight: key -> lease id
         self._keeper: asyncio.Task[None] | None = None
@@ -120,24 +132,31 @@ class RedisState:
         return self._queued
 
     async def open_source(self) -> None:
-        """This process will add inputs: other processes don't end the job meanwhile."""
-        self._own_open += 1
-        await self._client.hincrby(self._keys[1], "open", 1)
+        """This process will add inputs: other processes don't end the job meanwhile. It stays open while
+        `sweep` renews it (each sweep moves its deadline a lease on), so a process that died is not waited for
+        past its lease."""
+        if not self._source:
+            self._source = secrets.token_hex(8)
+            self._own_open = 1
+        source = self._source
+        await self._call(lambda: self._open_script([self._prefix + "open"], [source, self._lease_ms]))
 
     async def close_source(self) -> None:
-        self._own_open -= 1
-        await self._client.hincrby(self._keys[1], "open", -1)
+        source, self._source = self._source, ""
+        self._own_open = 0
+        if source:
+            await self._call(lambda: self._open_script([self._prefix + "open"], [source, 0]))
 
     async def flush(self) -> None:
         """Send what waits in the outbox under no claim (what the inputs said since the last add)."""
         if self._outbox is not None and (entries := self._outbox.take(None)):
-            await self._client.rpush(self._prefix + "log", entries)
+            await self._call(lambda: self._client.rpush(self._prefix + "log", entries))
 
     async def sweep(self) -> None:
         """Look at the job as a whole: reclaim expired leases, learn of hosts others queued work for, and of
         the end. on_host_ready is told of each host with work new to this process, and of "" while the job
         looks over (its last item may have been done elsewhere: a scheduler waiting for work looks again)."""
-        await self._run(self._sweep, [*self._head, _SWEEP_HOSTS])
+        await self._run(self._sweep, [*self._head, _SWEEP_HOSTS, self._source, self._lease_ms])
         if not self.unfinished:
             self._on_host_ready("")
 
@@ -206,8 +225,11 @@ class RedisState:
             with contextlib.suppress(Exception):  # a missed renewal is retried; the lease has time left
                 await self.renew()
 
+    async def _call(self, step: Callable[[], Awaitable[Any]]) -> Any:
+        return await (step() if self._patience is None else self._patience(step))
+
     async def _run(self, script: Any, args: list[Any]) -> Any:
-        head, sizes, views, answer = await script(self._keys, args)
+        head, sizes, views, answer = await self._call(lambda: script(self._keys, args))
         unfinished, queued, refetched, cut_depth, cut_pages, opened = head
         self._unfinished, self._queued, self.refetched = int(unfinished), int(queued), int(refetched)
         self._open = int(opened)

@@ -53,15 +53,26 @@ class SharedLedger(Ledger):
             self._outbox.put(("p", event.url, event.links, event.followed))
 
 
-def replay(log: Iterable[bytes | str], ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
-    """Tell ledger every reference and result of the log, and add each page logged to pages."""
+def replay(log: Iterable[bytes | str], ledger: Ledger, pages: list[tuple[str, int, bool]],
+           seen: set[str] | None = None) -> None:
+    """Tell ledger every reference and result of the log, and add each page logged to pages. A reference or page
+    of the inputs (kind in capitals) that `seen` holds already was logged again by a resumed job: left out."""
+    seen = set() if seen is None else seen
     for element in log:
         for e in orjson.loads(element):
+            if e[0] in _FROM_INPUTS:
+                again = orjson.dumps(e).decode()
+                if again in seen:
+                    continue
+                seen.add(again)
             _replay(e, ledger, pages)
 
 
+_FROM_INPUTS = frozenset("RP")
+
+
 def _replay(e: list[Any], ledger: Ledger, pages: list[tuple[str, int, bool]]) -> None:
-    kind = e[0]
+    kind = e[0].lower()
     if kind == "r":
         ledger.refer(e[1], e[2], Reference(*e[3]), e[4])
     elif kind == "c":

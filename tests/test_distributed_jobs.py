@@ -1,0 +1,145 @@
+"""Jobs in Redis from outside: `linkhound report` of a running and of a finished job, `linkhound jobs` (and
+--drop), a job joined by the same command and refused with other settings, a worker that comes too late."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+from server import Site, html
+
+_HANG_GUARD = 120  # seconds: only catches a process that never ends
+
+
+async def _linkhound(*args: str, cwd: Path | None = None) -> tuple[int | None, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", *args, cwd=cwd,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), _HANG_GUARD)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return proc.returncode, out.decode(), err.decode()
+
+
+def _rows(listing: str) -> dict[str, dict[str, str]]:
+    """`linkhound jobs` output, as {job: {column: value}}."""
+    lines = listing.splitlines()
+    head = lines[0].replace("in flight", "in_flight").split()
+    return {r[0]: dict(zip(head, r, strict=True)) for r in (line.split() for line in lines[1:])}
+
+
+def _results(report: dict[str, list[dict[str, object]]]) -> dict[str, tuple[object, ...]]:
+    return {str(r["url"]): (r["status"], r["code"], r["depth"], sorted(ref["source"] for ref in r["references"]))  # type: ignore[attr-defined]
+            for r in report["results"]}
+
+
+async def test_report_and_jobs_while_a_job_runs_and_after(site: Site, redis_url: str, tmp_path: Path) -> None:
+    release = asyncio.Event()
+
+    async def held(request: web.Request) -> web.StreamResponse:
+        await release.wait()  # the job stays running until the test lets this page answer
+        return web.Response(text=html("/after-hold"), content_type="text/html")
+
+    site.page("/", html("/a", "/b", "/held", "/gone"))
+    site.page("/a", html("/b"))
+    site.page("/b", html("/a"))
+    site.page("/after-hold", html("/"))
+    site.handler("/held", held)
+    out = tmp_path / "lead.json"
+    lead = asyncio.ensure_future(_linkhound(
+        "-r", "--redis", redis_url, "--job", "docs", "--no-config", "--no-robots", "--max-retries", "0",
+        "--format", "json", "--output", str(out), site.url("/")))
+    try:
+        async with asyncio.timeout(_HANG_GUARD):
+            while not (site.hits("/held") and site.hits("/a") and site.hits("/b") and site.hits("/gone")):
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # the other pages' results reach Redis (each with its page's done)
+
+        code, listing, err = await _linkhound("jobs", "--redis", redis_url)
+        assert code == 0, err
+        row = _rows(listing)["docs"]
+        assert row["state"] == "running" and row["in_flight"] == "1" and row["urls"] == "5", listing
+
+        code, text, err = await _linkhound("report", "--redis", redis_url, "--job", "docs", "--format", "json")
+        assert code == 2, err  # /gone is broken already
+        assert err == "linkhound: job docs is running: the report covers the 4 of 5 URLs done so far\n"
+        partial = json.loads(text)
+        assert sorted(r["url"].removeprefix(site.base) for r in partial["results"]) == ["/", "/a", "/b", "/gone"]
+    finally:
+        release.set()
+    code, _, err = await lead
+    assert code == 2, err
+
+    code, listing, err = await _linkhound("jobs", "--redis", redis_url)
+    assert code == 0, err
+    row = _rows(listing)["docs"]
+    assert (row["state"], row["urls"], row["done"], row["queued"], row["in_flight"]) == ("finished", "6", "6", "0", "0")
+
+    code, text, err = await _linkhound("report", "--redis", redis_url, "--job", "docs", "--format", "json")
+    assert code == 2 and err == "", err
+    report, lead_report = json.loads(text), json.loads(out.read_text())
+    assert _results(report) == _results(lead_report)
+    assert sorted(map(str, report["pages"])) == sorted(map(str, lead_report["pages"]))
+    assert report["summary"]["by_status"] == lead_report["summary"]["by_status"]
+
+    code, text, err = await _linkhound("report", "--redis", redis_url, "--job", "docs")  # the default format
+    assert code == 2 and "/gone" in text and err == ""
+
+    code, _, err = await _linkhound("jobs", "--redis", redis_url, "--job", "docs", "--drop")
+    assert code == 0 and err.startswith("linkhound: job docs dropped ("), err
+    code, listing, err = await _linkhound("jobs", "--redis", redis_url)
+    assert code == 0 and _rows(listing) == {}, listing
+    for args in (["report", "--job", "docs"], ["jobs", "--job", "docs", "--drop"]):
+        code, _, err = await _linkhound(*args, "--redis", redis_url)
+        assert code == 1 and err == f"linkhound: error: --job docs: no such job in Redis at {redis_url}\n"
+
+
+async def test_a_job_is_joined_by_the_same_command_and_refused_with_other_settings(site: Site, redis_url: str) -> None:
+    site.page("/", html("/next"))
+    site.page("/next", "<p>no links</p>")
+    args = ["-r", "--redis", redis_url, "--job", "once", "--no-config", "--format", "json", site.url("/")]
+    code, first, err = await _linkhound(*args)
+    assert code == 0, err
+    code, again, err = await _linkhound(*args)  # joins the finished job: nothing more to do, the same report
+    assert code == 0, err
+    assert _results(json.loads(again)) == _results(json.loads(first))
+    assert json.loads(again)["summary"]["total"] == json.loads(first)["summary"]["total"] == 2
+    assert site.hits("/") == 1 and site.hits("/next") == 1
+
+    for other in (["--max-depth", "3"], ["--no-robots"]):
+        code, _, err = await _linkhound(*args[:-1], *other, site.url("/"))
+        assert code == 1
+        assert err.startswith("linkhound: error: --job once: a job of that name is in Redis with other settings"), err
+        assert err.count("\n") == 1
+    code, _, err = await _linkhound(*args[:-1], site.url("/next"))  # other inputs, other scope
+    assert code == 1 and "other settings or inputs" in err
+
+
+async def test_a_worker_that_joins_a_finished_job_says_so(site: Site, redis_url: str) -> None:
+    site.page("/", "<p>no links</p>")
+    code, _, err = await _linkhound("--redis", redis_url, "--job", "done", "--no-config", site.url("/"))
+    assert code == 0, err
+    code, _, err = await _linkhound("worker", "--redis", redis_url, "--job", "done")
+    assert code == 0 and err == "linkhound worker: job done is finished: nothing to do\n"
+    assert site.hits("/") == 1
+
+
+async def test_jobs_and_report_usage_errors_are_one_line(redis_url: str) -> None:
+    for args, says in (
+        (["jobs", "--redis", redis_url, "--drop"], "--drop needs --job NAME"),
+        (["report", "--redis", redis_url], "the following arguments are required: --job"),
+        (["report", "--redis", redis_url, "--job", "x", "--format", "nope"], "argument -f/--format: invalid choice"),
+        (["jobs", "--redis", redis_url, "--redis-timeout", "0"], "expected a positive number of seconds"),
+        (["jobs", "--redis", "redis://127.0.0.1:1/0"], "Redis at redis://127.0.0.1:1/0: "),
+        (["report", "--redis", redis_url, "--job", "{x}"], "job name '{x}': expected a non-empty name without braces"),
+    ):
+        code, _, err = await _linkhound(*args)
+        assert code == 1 and err.startswith("linkhound: error: ") and says in err and err.count("\n") == 1, err
