@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 from aiohttp import web
 
-from server import Site, html
+from redis_server import RedisCluster
+from server import Site, SiteFactory, html
+from test_crawl import build_site
 
 _HANG_GUARD = 120  # seconds: only catches a process that never ends
 
@@ -143,3 +148,45 @@ async def test_jobs_and_report_usage_errors_are_one_line(redis_url: str) -> None
     ):
         code, _, err = await _linkhound(*args)
         assert code == 1 and err.startswith("linkhound: error: ") and says in err and err.count("\n") == 1, err
+
+
+async def test_a_job_on_a_three_master_redis_cluster(site: Site, make_site: SiteFactory, tmp_path: Path) -> None:
+    other = await make_site("127.0.0.2")
+    expected = build_site(site, other, 60, random.Random(3))
+    with RedisCluster(tmp_path) as cluster:
+        url = cluster.url
+        workers = [asyncio.ensure_future(_linkhound("worker", "--redis", url, "--job", "on-cluster")) for _ in range(2)]
+        try:
+            code, text, err = await _linkhound("-r", "--redis", url, "--job", "on-cluster", "--no-config",
+                                               "--max-retries", "0", "--format", "json", site.url("/"))
+            assert code == 2, err
+            for worker in workers:
+                code, _, err = await worker
+                assert code == 0, err
+        finally:
+            for worker in workers:
+                worker.cancel()
+        report = json.loads(text)
+        assert {str(r["url"]): {str(ref["source"]) for ref in r["references"]}
+                for r in report["results"] if r["status"] == "broken"} == expected
+        seen = {k: n for k, n in site.counts().items() if k[1] != "/robots.txt"}
+        assert all(n == 1 for n in seen.values())
+
+        code, listing, err = await _linkhound("jobs", "--redis", url)
+        assert code == 0 and _rows(listing)["on-cluster"]["state"] == "finished", (listing, err)
+        code, again, err = await _linkhound("report", "--redis", url, "--job", "on-cluster", "--format", "json")
+        assert code == 2 and _results(json.loads(again)) == _results(report), err
+        # one slot: every key of the job is on one node
+        holding = [n.port for n in cluster.nodes if _keys(n.port, "lh:{on-cluster}:*")]
+        assert len(holding) == 1
+        code, _, err = await _linkhound("jobs", "--redis", url, "--job", "on-cluster", "--drop")
+        assert code == 0, err
+        assert not _keys(holding[0], "lh:{on-cluster}:*")
+
+
+def _keys(port: int, pattern: str) -> list[str]:
+    cli = shutil.which("redis-cli")
+    assert cli is not None
+    found = subprocess.run([cli, "-p", str(port), "--scan", "--pattern", pattern], capture_output=True, text=True,
+                           check=True, timeout=30)
+    return found.stdout.split()
