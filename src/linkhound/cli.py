@@ -64,9 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--print-config", action="store_true", help="print the settings in effect as TOML and exit")
 
     g = p.add_argument_group("distributed mode (pip install 'linkhound[redis]')")
-    g.add_argument("--redis", metavar="URL", help="keep the crawl in this Redis (redis://host:port/db), where "
-                   "`linkhound worker --redis URL --job NAME` processes join it; this process writes the report")
-    g.add_argument("--job", metavar="NAME", help="the crawl's name in Redis (with --redis)")
+    g.add_argument("--redis", metavar="URL", help="keep the crawl in this Redis (redis://host:port/db, or "
+                   "redis+cluster://host:port for a Redis Cluster), where `linkhound worker --redis URL --job NAME` "
+                   "processes join it; this process writes the report (see also: linkhound jobs, linkhound report)")
+    g.add_argument("--job", metavar="NAME", help="the crawl's name in Redis (with --redis); a job of that name "
+                   "with the same settings and inputs is joined (resumed)")
     g.add_argument("--lease", metavar="SECONDS", type=seconds, default=LEASE,
                    help="seconds a URL taken by a process that stopped answering stays taken before another "
                    f"process takes it (default: {LEASE:g})")

@@ -290,9 +290,14 @@ class DistributedRun(Run):
         await state.sweep()
         caps = tuple(sorted({*local.summary.caps, *state.cut_by()}))
         status = await self._job.status()
-        elapsed = time.monotonic() - started if status is None else status.age
-        if not self._stopped:
-            await self._job.ended(elapsed)
+        if status is None:  # dropped meanwhile
+            elapsed = time.monotonic() - started
+        elif status.elapsed is not None:  # a finished job, joined again: its time is kept
+            elapsed = status.elapsed
+        else:  # from the job's start, resumed or not
+            elapsed = status.age
+            if not self._stopped:
+                await self._job.ended(elapsed)
         return await self._job.report(elapsed, self._stopped, caps, local.summary.warnings)
 
     def stop(self) -> None:
