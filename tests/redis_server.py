@@ -156,7 +156,9 @@ class RedisCluster:
                 self.nodes.append(RedisServer(node_dir, cluster=True).__enter__())
             cli = shutil.which("redis-cli")
             if cli is None:
-                pytest.skip("redis-cli is not on PATH")
+                if os.environ.get("LINKHOUND_REQUIRE_REDIS") == "1":
+                    pytest.fail("redis-cli is not on PATH, and LINKHOUND_REQUIRE_REDIS=1")
+                pytest.skip("redis-cli is not on PATH (apt-get install redis-tools)")
             subprocess.run([cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in self.nodes),
                             "--cluster-replicas", "0", "--cluster-yes"],
                            check=True, capture_output=True, timeout=60)

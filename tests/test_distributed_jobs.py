@@ -78,6 +78,9 @@ async def test_report_and_jobs_while_a_job_runs_and_after(site: Site, redis_url:
         assert err == "linkhound: job docs is running: the report covers the 4 of 5 URLs done so far\n"
         partial = json.loads(text)
         assert sorted(r["url"].removeprefix(site.base) for r in partial["results"]) == ["/", "/a", "/b", "/gone"]
+    except BaseException:
+        lead.cancel()  # its process is killed (_linkhound's finally)
+        raise
     finally:
         release.set()
     code, _, err = await lead
