@@ -7,6 +7,7 @@ import asyncio
 import json
 import random
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -193,3 +194,44 @@ def _keys(port: int, pattern: str) -> list[str]:
     found = subprocess.run([cli, "-p", str(port), "--scan", "--pattern", pattern], capture_output=True, text=True,
                            check=True, timeout=30)
     return found.stdout.split()
+
+
+async def test_a_job_stopped_with_ctrl_c_is_resumed_by_the_same_command(site: Site, redis_url: str) -> None:
+    async def page(request: web.Request) -> web.StreamResponse:
+        i = int(request.path.rsplit("/", 1)[1])
+        await asyncio.sleep(0.05)
+        return web.Response(text=html(*(f"/p/{(i * 2 + k) % 50}" for k in range(1, 3))), content_type="text/html")
+
+    site.prefixes["/p/"] = page
+    args = ["-r", "--redis", redis_url, "--job", "resume", "--no-config", "--no-robots", "--host-concurrency", "2",
+            "--format", "json", site.url("/p/0")]
+    lead = await asyncio.create_subprocess_exec(sys.executable, "-m", "linkhound", *args,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        async with asyncio.timeout(_HANG_GUARD):
+            while len(site.requests) < 10:
+                await asyncio.sleep(0.005)
+        lead.send_signal(signal.SIGINT)
+        out, _ = await asyncio.wait_for(lead.communicate(), _HANG_GUARD)
+    finally:
+        if lead.returncode is None:
+            lead.kill()
+            await lead.wait()
+    assert lead.returncode == 130
+    stopped = json.loads(out)
+    assert stopped["summary"]["interrupted"] and len(stopped["pages"]) < 50
+    code, listing, _ = await _linkhound("jobs", "--redis", redis_url)
+    assert _rows(listing)["resume"]["state"] == "stopped"
+
+    worker = asyncio.ensure_future(_linkhound("worker", "--redis", redis_url, "--job", "resume"))
+    try:
+        code, text, err = await _linkhound(*args)
+        assert code == 0, err
+        code, _, err = await worker
+        assert code == 0, err  # the stop was lifted by the resume: the worker took part to the end
+    finally:
+        worker.cancel()
+    report = json.loads(text)
+    assert {p["url"] for p in report["pages"]} == {site.url(f"/p/{i}") for i in range(50)}
+    assert not report["summary"]["interrupted"]
+    assert all(n == 1 for n in site.counts().values())  # what the first run did was kept

@@ -41,12 +41,14 @@ POLL = 0.05  # seconds between two looks at the job as a whole (work others queu
 _CHUNK = 10_000  # log entries or records read at a time
 
 # KEYS: the job hash. ARGV: settings, seeds. Made if no job of that name exists: 1; one exists with the same
-# settings and seeds (joined): 2; with others: 0. The job's clock starts at its making (server time, ms).
+# settings and seeds (joined, and no longer stopped): 2; with others: 0. The job's clock starts at its making
+# (server time, ms).
 _CREATE = """
 local settings, seeds = unpack(redis.call('HMGET', KEYS[1], 'settings', 'seeds'))
 if settings then
-  if settings == ARGV[1] and seeds == ARGV[2] then return 2 end
-  return 0
+  if settings ~= ARGV[1] or seeds ~= ARGV[2] then return 0 end
+  redis.call('HDEL', KEYS[1], 'stopped')  -- resumed: a stop (Ctrl+C) of an earlier run is over
+  return 2
 end
 local t = redis.call('TIME')
 redis.call('HSET', KEYS[1], 'settings', ARGV[1], 'seeds', ARGV[2], 'started', t[1] * 1000 + math.floor(t[2] / 1000))
@@ -107,6 +109,7 @@ class Job:
         self.prefix = key_prefix(name)
         self.key = self.prefix + "job"
         self.patience = patience
+        self._stops_before = 0
 
     async def _call(self, step: Callable[[], Awaitable[Any]]) -> Any:
         return await (step() if self.patience is None else self.patience(step))
@@ -140,12 +143,21 @@ class Job:
                       int(age) / 1000, float(elapsed) if elapsed else None)
 
     async def stop(self) -> None:
+        """Stop the job: its processes take no new work. `stopped` (shown by `linkhound jobs`) lasts until the
+        job is resumed; `stops` counts the stops, so a process that joins a stopped job can tell an earlier stop
+        (it works on: the job is being resumed) from one made while it works."""
+        await self._call(lambda: self.client.hincrby(self.key, "stops", 1))
         await self._call(lambda: self.client.hset(self.key, "stopped", 1))
 
+    async def joined(self) -> None:
+        """From now on, stopped() answers for stops made after this."""
+        stops = await self._call(lambda: self.client.hget(self.key, "stops"))
+        self._stops_before = int(stops or 0)
+
     async def stopped(self) -> bool:
-        """Stopped, or dropped (its keys are gone)."""
-        flags = await self._call(lambda: self.client.hmget(self.key, ["stopped", "settings"]))
-        return flags[0] is not None or flags[1] is None
+        """Stopped since joined(), or dropped (its keys are gone)."""
+        stops, settings = await self._call(lambda: self.client.hmget(self.key, ["stops", "settings"]))
+        return int(stops or 0) > self._stops_before or settings is None
 
     async def ended(self, elapsed: float) -> None:
         await self._call(lambda: self.client.hset(self.key, "elapsed", f"{elapsed:.3f}"))
@@ -339,6 +351,7 @@ class Worker:
                     self.finished_before = True
                     return None
                 settings, seeds = found
+                await self._job.joined()  # a job stopped before is worked on: it is being resumed
                 self._process = _Process(self._client, self._job, settings, False, self._lease)
                 if self._stopped:
                     self._process.engine.stop()
