@@ -2,7 +2,7 @@
 """Measure the distributed mode on loopback: pages/s with 1, 2, 4 processes, Redis commands per crawled URL and
 Redis memory per URL.
 
-    python bench/redis_bench.py [--pages 3000] [--processes 1,2,4] [--links 20]
+    python bench/redis_bench.py [--pages 3000] [--processes 1,2,4] [--links 20] [--site URL]
 
 Starts a private redis-server on a free loopback port (never 6379, no persistence) and a generated site in a
 process of its own (aiohttp: /p/0 .. /p/N-1, each page links to --links others and the next, one page in 50 to
@@ -11,8 +11,9 @@ P - 1 `linkhound worker` processes, and reads from Redis
   - INFO commandstats, reset before the job: every command Redis ran, those inside the Lua scripts included
     (EVALSHA is one round trip each), divided by the URLs in the report;
   - INFO memory used_memory before the job and after it (before it is dropped), divided by those URLs.
-Prints a Markdown table. Wall time includes process start-up (~0.5 s) and the report. On a loaded machine
-the pages/s say little: label them.
+--site URL crawls a site served elsewhere instead (e.g. the crawl-10k site of run.sh: --site
+http://127.0.0.1:8081/ after bench/setup.sh). Prints a Markdown table. Wall time includes process start-up
+(~0.5 s) and the report. On a loaded machine the pages/s say little: label them.
 """
 
 from __future__ import annotations
@@ -86,20 +87,22 @@ def main() -> None:
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--links", type=int, default=20)
     ap.add_argument("--processes", default="1,2,4")
+    ap.add_argument("--site", metavar="URL", help="crawl this site instead of serving a generated one")
     ns = ap.parse_args()
     redis_server = shutil.which("redis-server")
     if redis_server is None:
         raise SystemExit("redis-server is not on PATH")
     work = Path(tempfile.mkdtemp(prefix="linkhound-redis-bench-"))
     rport, sport = _free_port(), _free_port()
-    procs = [
-        subprocess.Popen([redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "", "--appendonly",
-                          "no", "--dir", str(work)], stdout=subprocess.DEVNULL),
-        subprocess.Popen([sys.executable, __file__, "serve", str(sport), str(ns.pages), str(ns.links)]),
-    ]
+    procs = [subprocess.Popen([redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
+                               "--appendonly", "no", "--dir", str(work)], stdout=subprocess.DEVNULL)]
+    if ns.site is None:
+        procs.append(subprocess.Popen([sys.executable, __file__, "serve", str(sport), str(ns.pages), str(ns.links)]))
+    seed = ns.site or f"http://127.0.0.1:{sport}/p/0"
     try:
         _wait_port(rport)
-        _wait_port(sport)
+        if ns.site is None:
+            _wait_port(sport)
         url = f"redis://127.0.0.1:{rport}/0"
         cli = ["redis-cli", "-p", str(rport)]
         linkhound = [sys.executable, "-m", "linkhound"]
@@ -114,7 +117,7 @@ def main() -> None:
             out = work / f"{job}.json"
             subprocess.run([*linkhound, "-r", "--redis", url, "--job", job, "--no-config", "--no-robots",
                             "--max-path-variants", str(ns.pages * 2), "--format", "json", "--output", str(out),
-                            f"http://127.0.0.1:{sport}/p/0"], check=False, stderr=subprocess.DEVNULL)
+                            seed], check=False, stderr=subprocess.DEVNULL)
             for w in workers:
                 w.wait(600)
             wall = time.monotonic() - started
@@ -127,11 +130,12 @@ def main() -> None:
             total = sum(calls.values())
             top = ", ".join(f"{k} {v / urls:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:6])
             rows.append(f"| {n} | {pages} | {urls} | {wall:.1f} | {pages / wall:.0f} | {total / urls:.1f} | "
-                        f"{calls.get('evalsha', 0) / urls:.2f} | {used / urls:.0f} | {used / urls * 100_000 / 2**20:.0f} | "
-                        f"{top} |")
+                        f"{calls.get('evalsha', 0) / urls:.2f} | {used / urls:.0f} | "
+                        f"{used / urls * 100_000 / 2**20:.0f} | {top} |")
             subprocess.run([*linkhound, "jobs", "--redis", url, "--job", job, "--drop"], check=True,
                            capture_output=True)
-        print(f"site: {ns.pages} pages, {ns.links} links a page; redis-server {rport}; cores: {os.cpu_count()}")
+        site = ns.site or f"generated, {ns.pages} pages, {ns.links} links a page"
+        print(f"site: {site}; redis-server {rport}; cores: {os.cpu_count()}")
         print("| processes | pages | URLs | wall s | pages/s | Redis commands / URL | EVALSHA / URL | "
               "Redis bytes / URL | MiB / 100k URLs (extrapolated) | top commands / URL |")
         print("|---|---|---|---|---|---|---|---|---|---|")

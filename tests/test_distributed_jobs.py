@@ -183,6 +183,10 @@ async def test_a_job_on_a_three_master_redis_cluster(site: Site, make_site: Site
         # one slot: every key of the job is on one node
         holding = [n.port for n in cluster.nodes if _keys(n.port, "lh:{on-cluster}:*")]
         assert len(holding) == 1
+        elsewhere = next(n.port for n in cluster.nodes if n.port != holding[0])
+        code, _, err = await _linkhound("report", "--redis", f"redis://127.0.0.1:{elsewhere}/0", "--job", "on-cluster")
+        assert code == 1 and err.count("\n") == 1, err
+        assert err.endswith("that is a Redis Cluster node: give a redis+cluster:// URL\n"), err
         code, _, err = await _linkhound("jobs", "--redis", url, "--job", "on-cluster", "--drop")
         assert code == 0, err
         assert not _keys(holding[0], "lh:{on-cluster}:*")

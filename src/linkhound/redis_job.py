@@ -92,10 +92,13 @@ class Status(NamedTuple):
 @contextlib.contextmanager
 def redis_errors(url: str) -> Iterator[None]:
     """A Redis that can't be reached or answers an error is one line, not a traceback."""
-    from redis.exceptions import RedisError
+    from redis.exceptions import MovedError, RedisError
 
     try:
         yield
+    except MovedError as e:  # a key held by another node: this one is part of a cluster
+        raise LinkhoundError(f"Redis at {url}: the key is on {e.host}:{e.port}; that is a Redis Cluster node: "
+                             "give a redis+cluster:// URL") from None
     except RedisError as e:
         raise LinkhoundError(f"Redis at {url}: {e}") from None
 
