@@ -74,6 +74,10 @@ async def test_report_and_jobs_while_a_job_runs_and_after(site: Site, redis_url:
         row = _rows(listing)["docs"]
         assert row["state"] == "running" and row["in_flight"] == "1" and row["urls"] == "5", listing
 
+        code, _, err = await _linkhound("jobs", "--redis", redis_url, "--job", "docs", "--drop")
+        assert code == 1 and err.startswith(
+            "linkhound: error: --job docs: the job is being worked on (1 URLs in flight, 1 processes reading"), err
+
         code, text, err = await _linkhound("report", "--redis", redis_url, "--job", "docs", "--format", "json")
         assert code == 2, err  # /gone is broken already
         assert err == "linkhound: job docs is running: the report covers the 4 of 5 URLs done so far\n"

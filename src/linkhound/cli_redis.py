@@ -90,7 +90,8 @@ def jobs(args: Sequence[str]) -> int:
     p = Parser(prog="linkhound jobs", description="List the jobs kept in a Redis with their counts, or drop one "
                "(--job NAME --drop deletes its keys).")
     _redis_args(p, job_required=False)
-    p.add_argument("--drop", action="store_true", help="delete the job named by --job (its workers stop)")
+    p.add_argument("--drop", action="store_true",
+                   help="delete the job named by --job (refused while a process works on it)")
     ns = p.parse_args(args)
     from .loop import run as run_loop
     from .redis_admin import drop_job, list_jobs

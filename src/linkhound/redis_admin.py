@@ -52,14 +52,20 @@ async def _job_names(client: Redis) -> set[str]:
 
 
 async def drop_job(url: str, name: str, timeout: float = TIMEOUT) -> int:
-    """Delete every key of job name; how many. The workers of a job dropped while it runs stop."""
+    """Delete every key of job name; how many. Refused while a process holds a lease of the job or reads its
+    inputs; a worker that finds its job dropped stops."""
     prefix = key_prefix(name)
     client = connect(url)
     patience = Patience(url, timeout)
     with redis_errors(url):
         try:
-            if await Job(client, name, patience).status() is None:
+            status = await Job(client, name, patience).status()
+            if status is None:
                 raise UsageError(f"--job {name}: no such job in Redis at {url}")
+            if status.leased or status.open:  # processes work on it: stop them first (their leases then end)
+                raise UsageError(f"--job {name}: the job is being worked on ({status.leased} URLs in flight, "
+                                 f"{status.open} processes reading inputs): stop it first (Ctrl+C on its first "
+                                 "process) and drop it when its processes have exited")
 
             async def drop() -> int:
                 pattern = _glob_escape(prefix) + "*"

@@ -293,7 +293,7 @@ SWEEP = _PRELUDE + r"""
 local now = now_ms()
 reclaim(now)
 redis.call('ZREMRANGEBYSCORE', P .. 'open', '-inf', now)
-if ARGV[5] ~= '' then redis.call('ZADD', P .. 'open', 'XX', now + tonumber(ARGV[6]), ARGV[5]) end
+if ARGV[5] ~= '' then redis.call('ZADD', P .. 'open', now + tonumber(ARGV[6]), ARGV[5]) end
 for _, host in ipairs(redis.call('SRANDMEMBER', HOSTS, tonumber(ARGV[4]))) do touched[host] = true end
 return finish(0)
 """
