@@ -1,9 +1,12 @@
 """Distributed mode: one crawl run by many processes through Redis. The process given the inputs opens the job
-and writes the report (`DistributedRun`); workers join by the job's name and leave when it is over (`work`).
+(or joins one of the same settings and inputs: a resume) and writes the report (`DistributedRun`); workers join
+by the job's name and leave when it is over (`Worker`).
 
-A job is over when no queue holds a URL, no lease is live and no process is still reading inputs: the job's
-counters say so in one read, and they only move inside the state's scripts. Each process reads the same URL
-inputs (the crawl's scope comes from them) and adds them again, which changes nothing: dedup at enqueue.
+A job is over when no queue holds a URL, no lease is live and no process is still reading inputs: each script
+of the state answers that, from the job's counters and its set of open sources, in one step. Each process
+reads the same URL inputs (the crawl's scope comes from them) and adds them again, which changes nothing:
+dedup at enqueue. Every Redis step goes through the process's Patience (redis_link): Redis away is waited out,
+up to --redis-timeout.
 """
 
 from __future__ import annotations
