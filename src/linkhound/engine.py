@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from .checker import CheckPolicy, HttpChecker
@@ -27,6 +28,7 @@ from .redirects import Redirects
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
+from .sitemap_drift import Crawled, DriftCheck, http_fetch
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
@@ -72,6 +74,8 @@ class Engine:
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
+            s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         # url, key, links, followed
         self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
@@ -106,13 +110,32 @@ class Engine:
             return self._report(time.monotonic() - started)
 
     async def _check_all(self, inputs: list[Input]) -> None:
+        if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
+            self._drift.start([i.location for i in inputs if i.is_url])
+        await self._drain(self._seed(inputs))
+        if self._drift is not None:
+            if self._stopping:
+                self._drift.cancel()
+                return
+            # only now is it known what the crawl reached: the rest of the sitemap is checked, not crawled
+            await self._drain(self._drift.add_listed(self._state.depth, self._ledger, self._sorter.scope, self._add))
+
+    async def _drain(self, producer: Awaitable[None]) -> None:
+        """Fetch until nothing is queued or in flight and producer (which adds links meanwhile) is done."""
+
+        async def feed() -> None:
+            try:
+                await producer
+            finally:
+                self._scheduler.close_source()
+
         self._scheduler.open_source()
-        seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
+        feeding = asyncio.ensure_future(feed())  # requests start while inputs are read
         while (claim := await self._scheduler.next()) is not None:
             self._spawn(self._work(claim))
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        await seeding  # its error, if any, ends the run
+        await feeding  # its error, if any, ends the run
 
     async def _work(self, claim: Claim | None) -> None:
         """Fetch claims until none may be taken right away: one task serves many in a row."""
@@ -164,27 +187,24 @@ class Engine:
     # -- seeding and following ------------------------------------------------------------------------
 
     async def _seed(self, inputs: list[Input]) -> None:
-        try:
-            s = self.settings
-            crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
-            seeds = self._sorter.files.seed_urls(inputs, s.recursive)
-            self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
-            resolve_input = self._rules.resolver("", False)
-            for n, inp in enumerate(inputs, 1):
-                if inp.is_url:
-                    resolved = resolve_input(inp.location)
-                    if resolved is not None:
-                        self._fetcher.named.add(resolved.key)
-                    raw = RawLink(inp.location, "input", "", inp.line, 1 if inp.line else 0)
-                    await self._add(inp.named_in or INPUT_SOURCE, [(raw, resolved)], 0, seed=True)
-                    if n % _SEED_BATCH == 0:
-                        await asyncio.sleep(0)  # let the first requests go out
-                else:
-                    await self._read_local(inp)
-                if self._stopping:
-                    break
-        finally:
-            self._scheduler.close_source()
+        s = self.settings
+        crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
+        seeds = self._sorter.files.seed_urls(inputs, s.recursive)
+        self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
+        resolve_input = self._rules.resolver("", False)
+        for n, inp in enumerate(inputs, 1):
+            if inp.is_url:
+                resolved = resolve_input(inp.location)
+                if resolved is not None:
+                    self._fetcher.named.add(resolved.key)
+                raw = RawLink(inp.location, "input", "", inp.line, 1 if inp.line else 0)
+                await self._add(inp.named_in or INPUT_SOURCE, [(raw, resolved)], 0, seed=True)
+                if n % _SEED_BATCH == 0:
+                    await asyncio.sleep(0)  # let the first requests go out
+            else:
+                await self._read_local(inp)
+            if self._stopping:
+                break
 
     async def _read_local(self, inp: Input) -> None:
         local = inp.path is not None
@@ -244,7 +264,13 @@ class Engine:
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        if self._drift is None:
+            return report
+        target = self._ledger.get
+        result_of = lambda key: t.result if (t := target(key)) is not None else None  # noqa: E731
+        crawled = [Crawled(url, result_of(key)) for url, key, _, _ in self._pages if key is not None]
+        return dataclasses.replace(report, sitemap_drift=self._drift.report(crawled, result_of, self._sorter.scope))
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

@@ -1,0 +1,168 @@
+"""--sitemap-drift against real servers: orphans (listed, never reached), unlisted (crawled, not listed),
+redirected entries, sitemap indexes and gzip, discovery through robots.txt, and what the server saw."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+import linkhound
+from linkhound import OptionError, Status
+from server import Site, html, urlset
+
+
+def build(site: Site) -> None:
+    """/ -> /a, /b/ ; /b/ -> /c (not listed) ; /orphan and /gone listed but never linked; /old -> /a listed."""
+    site.page("/", html("/a", "/b/"))
+    site.page("/a", html("/"))
+    site.page("/b/", html("/c"))
+    site.page("/c", html())
+    site.page("/orphan", html("/orphan-child"))  # never crawled: its link must not be requested
+    site.redirect("/old", "/a")
+    site.redirect("/moved", "/elsewhere")
+    site.page("/elsewhere", html())
+    # listed as sitemaps write them: /b without its slash, the scheme in capitals, an escaped letter
+    listed = [site.url("/"), site.url("/a").replace("http://", "HTTP://"), site.url("/%62"), site.url("/orphan"), site.url("/gone"),
+              site.url("/old"), site.url("/moved"), "http://127.0.0.9/out-of-scope"]
+    site.page("/sitemap.xml", urlset(*listed), content_type="application/xml")
+
+
+async def test_orphans_unlisted_and_redirected_are_reported(site: Site) -> None:
+    build(site)
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == (site.url("/sitemap.xml"),)
+    assert drift.orphans == (site.url("/gone"), site.url("/moved"), site.url("/orphan"))
+    assert drift.unlisted == (site.url("/c"),)
+    assert drift.redirected == ((site.url("/moved"), site.url("/elsewhere")), (site.url("/old"), site.url("/a")))
+    assert drift.listed == 7
+    assert drift.problems == ()
+    by_url = {r.url: r for r in report.results}
+    # orphans are checked as links, their sitemap as referrer; a broken one is a broken link
+    assert by_url[site.url("/gone")].status is Status.BROKEN
+    assert [ref.source for ref in by_url[site.url("/gone")].references] == [site.url("/sitemap.xml")]
+    assert by_url[site.url("/orphan")].status is Status.OK
+    # reached pages get the sitemap as one more referrer
+    assert site.url("/sitemap.xml") in {ref.source for ref in by_url[site.url("/a")].references}
+    # the sitemap and robots.txt once each; orphans checked, never crawled; out-of-scope entries left alone
+    assert site.hits("/sitemap.xml") == 1
+    assert site.hits("/robots.txt") == 1
+    assert site.hits("/orphan", "GET") == 0
+    assert site.hits("/orphan-child") == 0
+    assert site.hits("/orphan") == 1
+    assert all(r.url != "http://127.0.0.9/out-of-scope" for r in report.results)
+
+
+async def test_robots_sitemap_index_and_gzip_are_followed(site: Site) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/robots.txt", f"User-agent: *\nAllow: /\nSitemap: {site.url('/maps/index.xml')}\n",
+              content_type="text/plain")
+    index = ('<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             f"<sitemap><loc>{site.url('/maps/one.xml.gz')}</loc></sitemap>"
+             f"<sitemap><loc>{site.url('/maps/two.xml')}</loc></sitemap>"
+             f"<sitemap><loc>{site.url('/maps/one.xml.gz')}</loc></sitemap></sitemapindex>")
+    site.page("/maps/index.xml", index, content_type="application/xml")
+    gz = gzip.compress(urlset(site.url("/"), site.url("/lost")).encode())
+
+    async def one(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=gz, content_type="application/gzip")
+
+    site.handler("/maps/one.xml.gz", one)
+    site.page("/maps/two.xml", urlset(site.url("/a"), site.url("/lost-too")), content_type="application/xml")
+    site.page("/lost", html())
+    site.page("/lost-too", html())
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == (site.url("/maps/index.xml"), site.url("/maps/one.xml.gz"), site.url("/maps/two.xml"))
+    assert drift.orphans == (site.url("/lost"), site.url("/lost-too"))
+    assert drift.unlisted == ()
+    for path in ("/robots.txt", "/maps/index.xml", "/maps/one.xml.gz", "/maps/two.xml"):
+        assert site.hits(path) == 1, path
+    assert site.hits("/sitemap.xml") == 0  # robots.txt named the sitemap: no guessing
+
+
+async def test_a_given_sitemap_url_or_file_is_used_and_no_other(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/sitemap.xml", urlset(site.url("/a")), content_type="application/xml")
+    site.page("/robots.txt", f"Sitemap: {site.url('/sitemap.xml')}\n", content_type="text/plain")
+    site.page("/mine.xml", urlset(site.url("/"), site.url("/nowhere")), content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap=site.url("/mine.xml"))
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.orphans == (site.url("/nowhere"),)
+    assert report.sitemap_drift.unlisted == (site.url("/a"),)
+    assert site.hits("/mine.xml") == 1 and site.hits("/sitemap.xml") == 0
+
+    local = tmp_path / "sitemap.xml"
+    local.write_text(urlset(site.url("/"), site.url("/a"), site.url("/from-file")))
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap=str(local))
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.sitemaps == (str(local),)
+    assert report.sitemap_drift.orphans == (site.url("/from-file"),)
+    assert report.sitemap_drift.unlisted == ()
+
+
+async def test_off_by_default_costs_nothing(site: Site) -> None:
+    build(site)
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert report.sitemap_drift is None
+    assert site.hits("/sitemap.xml") == 0
+    assert site.hits("/orphan") == 0 and site.hits("/gone") == 0 and site.hits("/old") == 0
+    plain = sorted(p.url for p in report.pages)
+    site.requests.clear()
+    drifting = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    assert sorted(p.url for p in drifting.pages) == plain  # the sitemap adds checks, never pages
+
+
+async def test_missing_sitemap_is_a_problem_not_a_list_of_every_page(site: Site) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == ()
+    assert drift.problems == (f"{site.url('/sitemap.xml')}: answered 404",)
+    assert drift.orphans == () and drift.unlisted == ()
+    assert site.hits("/sitemap.xml") == 1
+
+
+async def test_a_page_linked_beyond_max_depth_is_reached_not_orphaned(site: Site) -> None:
+    site.page("/", html("/1"))
+    site.page("/1", html("/2"))
+    site.page("/2", html("/3"))
+    site.page("/3", html("/4"))
+    site.page("/sitemap.xml", urlset(*(site.url(p) for p in ("/", "/1", "/2", "/3", "/4"))),
+              content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=1, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    # /2 is linked from a crawled page (checked, not crawled: beyond --max-depth); /3 and /4 never met
+    assert drift.orphans == (site.url("/3"), site.url("/4"))
+    assert sorted(p.url for p in report.pages) == [site.url("/"), site.url("/1")]
+    assert site.hits("/2", "GET") == 0 and site.hits("/3", "GET") == 0  # listing them crawls nothing more
+
+
+@pytest.mark.parametrize("concurrency", [1, 16])
+async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
+    site: Site, tmp_path: Path, concurrency: int
+) -> None:
+    build(site)
+    memory = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True,
+                                   max_concurrency=concurrency)
+    sqlite = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True,
+                                   max_concurrency=concurrency, state=str(tmp_path / "crawl"))
+    assert memory.sitemap_drift == sqlite.sitemap_drift
+    assert memory.sitemap_drift is not None and memory.sitemap_drift.orphans
+
+
+def test_drift_needs_a_crawl() -> None:
+    with pytest.raises(OptionError, match="--sitemap-drift: needs -r"):
+        linkhound.Settings(sitemap_drift=True)
+    with pytest.raises(OptionError, match="--sitemap: 'nope.xml' is neither"):
+        linkhound.Settings(recursive=True, sitemap="nope.xml")
