@@ -25,8 +25,8 @@ def build(site: Site) -> None:
     site.redirect("/moved", "/elsewhere")
     site.page("/elsewhere", html())
     # listed as sitemaps write them: /b without its slash, the scheme in capitals, an escaped letter
-    listed = [site.url("/"), site.url("/a").replace("http://", "HTTP://"), site.url("/%62"), site.url("/orphan"), site.url("/gone"),
-              site.url("/old"), site.url("/moved"), "http://127.0.0.9/out-of-scope"]
+    listed = [site.url("/"), site.url("/a").replace("http://", "HTTP://"), site.url("/%62"), site.url("/orphan"),
+              site.url("/gone"), site.url("/old"), site.url("/moved"), "http://127.0.0.9/out-of-scope"]
     site.page("/sitemap.xml", urlset(*listed), content_type="application/xml")
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 import dataclasses
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -267,8 +267,10 @@ class Engine:
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
         if self._drift is None:
             return report
-        target = self._ledger.get
-        result_of = lambda key: t.result if (t := target(key)) is not None else None  # noqa: E731
+        def result_of(key: str) -> Result | None:
+            target = self._ledger.get(key)
+            return None if target is None else target.result
+
         crawled = [Crawled(url, result_of(key)) for url, key, _, _ in self._pages if key is not None]
         return dataclasses.replace(report, sitemap_drift=self._drift.report(crawled, result_of, self._sorter.scope))
 

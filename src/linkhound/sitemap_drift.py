@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .client import HttpClient
+from .extract import extract_sitemap, robots_sitemaps
 from .host_pool import HostPool
 from .ledger import Ledger
-from .extract import extract_sitemap, robots_sitemaps
 from .links import LinkRules, Resolved
+from .sorter import reference
 from .summary import SitemapDrift
 from .types import RawLink, Result
-from .sorter import reference
 from .urls import Scope, canonical_key, host_of, origin_of
 
 MAX_SITEMAPS = 1000  # sitemaps read per run, an index's own included: an index of indexes can't go on forever
