@@ -166,3 +166,33 @@ def test_drift_needs_a_crawl() -> None:
         linkhound.Settings(sitemap_drift=True)
     with pytest.raises(OptionError, match="--sitemap: 'nope.xml' is neither"):
         linkhound.Settings(recursive=True, sitemap="nope.xml")
+
+
+async def test_a_distributed_crawl_reports_the_same_drift(site: Site, redis_url: str, tmp_path: Path) -> None:
+    import asyncio
+    import json
+    import sys
+
+    from test_distributed import _finish, _worker
+
+    build(site)
+    for i in range(40):  # enough pages for the worker to take some
+        site.page(f"/p/{i}", html(f"/p/{(i + 1) % 40}"))
+    site.page("/c", html("/p/0"))
+    single = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    site.requests.clear()
+    worker = await _worker(redis_url, "drift")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--sitemap-drift", "--redis", redis_url, "--job", "drift",
+        "--no-config", "--format", "json", "--output", str(out), site.url("/"), stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 2, err  # /gone, listed and broken
+    assert (await _finish(worker))[0] == 0
+    drift = json.loads(out.read_text())["sitemap_drift"]
+    assert single.sitemap_drift is not None
+    assert drift["orphans"] == list(single.sitemap_drift.orphans)
+    assert drift["unlisted"] == list(single.sitemap_drift.unlisted)
+    assert site.hits("/sitemap.xml") == 1  # read by the process that writes the report only
+    assert site.hits("/orphan") == 1 and site.hits("/orphan-child") == 0

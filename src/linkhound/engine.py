@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable
@@ -28,11 +29,11 @@ from .redirects import Redirects
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
-from .sitemap_drift import Crawled, DriftCheck, http_fetch
+from .sitemap_drift import Crawled, DriftCheck, Known, http_fetch
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
-from .summary import Report
+from .summary import Report, SitemapDrift
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
@@ -56,6 +57,7 @@ class Engine:
         state: StateFactory = MemoryState,
         ledger: Ledger | None = None,
         pool: Callable[..., HostPool] = HostPool,
+        reached: Known | None = None,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -74,6 +76,7 @@ class Engine:
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
             s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
@@ -118,7 +121,11 @@ class Engine:
                 self._drift.cancel()
                 return
             # only now is it known what the crawl reached: the rest of the sitemap is checked, not crawled
-            await self._drain(self._drift.add_listed(self._state.depth, self._ledger, self._sorter.scope, self._add))
+            listed = self._drift.add_listed(self._known, self._ledger, self._sorter.scope, self._add)
+            await self._drain(listed)
+
+    async def _known_here(self, keys: list[str]) -> set[str]:
+        return {key for key in keys if self._state.depth(key) is not None}
 
     async def _drain(self, producer: Awaitable[None]) -> None:
         """Fetch until nothing is queued or in flight and producer (which adds links meanwhile) is done."""
@@ -130,7 +137,9 @@ class Engine:
                 self._scheduler.close_source()
 
         self._scheduler.open_source()
-        feeding = asyncio.ensure_future(feed())  # requests start while inputs are read
+        # requests start while inputs are read. A context of its own: the loop below runs where claims are
+        # taken, and a producer's adds belong to no claim (a shared state logs them by the claim they came from)
+        feeding = asyncio.get_running_loop().create_task(feed(), context=contextvars.Context())
         while (claim := await self._scheduler.next()) is not None:
             self._spawn(self._work(claim))
         while self._tasks:
@@ -267,12 +276,21 @@ class Engine:
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
         if self._drift is None:
             return report
+        crawled = [url for url, key, _, _ in self._pages if key is not None]
+        return dataclasses.replace(report, sitemap_drift=self.sitemap_drift(crawled, self._ledger))
+
+    def sitemap_drift(self, crawled: list[str], ledger: Ledger) -> SitemapDrift | None:
+        """--sitemap-drift's comparison, with the pages crawled (their URLs after redirects) and the ledger
+        that holds their results (a distributed crawl's report has its own)."""
+        if self._drift is None:
+            return None
+
         def result_of(key: str) -> Result | None:
-            target = self._ledger.get(key)
+            target = ledger.get(key)
             return None if target is None else target.result
 
-        crawled = [Crawled(url, result_of(key)) for url, key, _, _ in self._pages if key is not None]
-        return dataclasses.replace(report, sitemap_drift=self._drift.report(crawled, result_of, self._sorter.scope))
+        pages = [Crawled(url, result_of(canonical_key(url))) for url in crawled]
+        return self._drift.report(pages, result_of, self._sorter.scope)
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

@@ -104,6 +104,15 @@ class _Job:
             replay(chunk, ledger, pages)
             start += len(chunk)
 
+    async def known(self, keys: list[str]) -> set[str]:
+        """Those of keys the job's crawl state holds (whichever process found them)."""
+        out: set[str] = set()
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            found = await self.client.hmget(self.prefix + "rec", chunk)
+            out.update(key for key, packed in zip(chunk, found, strict=True) if packed is not None)
+        return out
+
     async def depths(self) -> dict[str, int]:
         """Every record's shortest depth, for the report."""
         out: dict[str, int] = {}
@@ -117,6 +126,9 @@ class _Job:
                 return out
 
 
+_OWN = frozenset({"sitemap_drift", "sitemap"})  # what only the process that writes the report does
+
+
 def shared_options(settings: Settings) -> dict[str, Any]:
     """The settings every process of a job runs with, as JSON values. Secrets (headers, credentials) stay in
     the process that was given them: they are not written to Redis."""
@@ -124,7 +136,7 @@ def shared_options(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in option_fields(Settings):
         value = getattr(settings, f.name)
-        if value is None:
+        if value is None or f.name in _OWN:
             continue
         if f.name == "hosts":  # per-host limits go, their headers don't
             value = {h: {k: v for k, v in spec.items() if k != "headers"} for h, spec in value.items()}
@@ -155,7 +167,7 @@ class _Process:
         def pool(default: HostLimits, overrides: dict[str, HostLimits], max_wait: float) -> RedisHostPool:
             return RedisHostPool(client, default, overrides, max_wait=max_wait)
 
-        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool)
+        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool, reached=job.known)
         self.state = made[0]
 
     async def run(self, inputs: list[Input], follow_stop: bool) -> Report:
@@ -218,7 +230,11 @@ class DistributedRun(Run):
         pages = tuple(Page(url, depths.get(canonical_key(url), 0), n, followed) for url, n, followed in logged)
         caps = tuple(sorted({*local.summary.caps, *state.cut_by()}))
         elapsed = time.monotonic() - started
-        return ledger.report(pages, elapsed, self._stopped, caps, depths.get, local.summary.warnings)
+        report = ledger.report(pages, elapsed, self._stopped, caps, depths.get, local.summary.warnings)
+        if local.sitemap_drift is None:
+            return report
+        drift = self._process.engine.sitemap_drift([page.url for page in pages], ledger)  # over the whole job
+        return dataclasses.replace(report, sitemap_drift=drift)
 
     def stop(self) -> None:
         """Stop the whole job: the workers take no new work either."""

@@ -147,6 +147,7 @@ async def _body(sitemap: str, fetch: Fetch) -> tuple[bytes | None, str]:
 
 
 Add = Callable[..., Awaitable[None]]  # Engine._add: (source, links, depth) -> found links sorted and queued
+Known = Callable[[list[str]], Awaitable[set[str]]]  # keys -> those the crawl state holds
 
 
 class DriftCheck:
@@ -178,14 +179,14 @@ class DriftCheck:
         if self._task is not None:
             self._task.cancel()
 
-    async def add_listed(self, depth_of: Callable[[str], int | None], ledger: Ledger, scope: Scope, add: Add) -> None:
-        """Once the crawl is over: what it reached is noted, every listed URL in scope gets its sitemap as a
-        referrer, and those it never reached are checked as links (not crawled: their own links would blur
-        what the crawl reaches)."""
+    async def add_listed(self, known: Known, ledger: Ledger, scope: Scope, add: Add) -> None:
+        """Once the crawl is over: what it reached is noted (known: the keys of those the crawl state holds),
+        every listed URL in scope gets its sitemap as a referrer, and those it never reached are checked as
+        links (not crawled: their own links would blur what the crawl reaches)."""
         assert self._task is not None
         self._listing = listing = await self._task
         entries = [e for e in listing.entries if scope.contains(e.url)]
-        self._reached = {e.key for e in entries if depth_of(e.key) is not None}
+        self._reached = await known([e.key for e in entries])
         for e in entries:
             if e.key in self._reached:
                 ledger.refer(e.key, e.url, reference(e.sitemap, e.raw))
