@@ -3,15 +3,20 @@ redirected entries, sitemap indexes and gzip, discovery through robots.txt, and 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
+import json
+import sys
 from pathlib import Path
 
 import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import arun, run
 from linkhound import OptionError, Status
 from server import Site, html, urlset
+from test_distributed import _finish, _worker
 
 
 def build(site: Site) -> None:
@@ -161,6 +166,20 @@ async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
     assert memory.sitemap_drift is not None and memory.sitemap_drift.orphans
 
 
+async def test_a_resumed_crawl_finds_the_same_orphans(site: Site, tmp_path: Path) -> None:
+    build(site)
+    state = str(tmp_path / "crawl")
+    first = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, state=state)
+    site.requests.clear()
+    # its state now holds the orphans (checked last time): they are still orphans, not reached pages
+    again = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, state=state)
+    assert first.sitemap_drift is not None and first.sitemap_drift.orphans
+    assert again.sitemap_drift == first.sitemap_drift
+    assert sorted(r.path for r in site.requests) == ["/robots.txt", "/sitemap.xml"]  # nothing checked twice
+    gone = next(r for r in again.results if r.url == site.url("/gone"))
+    assert len(gone.references) == 1  # the sitemap's reference, once
+
+
 def test_drift_needs_a_crawl() -> None:
     with pytest.raises(OptionError, match="--sitemap-drift: needs -r"):
         linkhound.Settings(sitemap_drift=True)
@@ -169,12 +188,6 @@ def test_drift_needs_a_crawl() -> None:
 
 
 async def test_a_distributed_crawl_reports_the_same_drift(site: Site, redis_url: str, tmp_path: Path) -> None:
-    import asyncio
-    import json
-    import sys
-
-    from test_distributed import _finish, _worker
-
     build(site)
     for i in range(40):  # enough pages for the worker to take some
         site.page(f"/p/{i}", html(f"/p/{(i + 1) % 40}"))
@@ -196,3 +209,22 @@ async def test_a_distributed_crawl_reports_the_same_drift(site: Site, redis_url:
     assert drift["unlisted"] == list(single.sitemap_drift.unlisted)
     assert site.hits("/sitemap.xml") == 1  # read by the process that writes the report only
     assert site.hits("/orphan") == 1 and site.hits("/orphan-child") == 0
+
+
+def test_cli_without_a_crawl_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    r = run("--sitemap-drift", "https://example.test/", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--sitemap-drift: needs -r" in r.stderr
+    r = run("-r", "--sitemap", "missing.xml", "https://example.test/", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--sitemap: 'missing.xml'" in r.stderr
+
+
+async def test_cli_lists_the_drift_and_orphans_alone_fail_nothing(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/lonely", html())
+    site.page("/sitemap.xml", urlset(site.url("/"), site.url("/lonely")), content_type="application/xml")
+    code, out, err = await arun("-r", "--sitemap-drift", "--no-config", site.url("/"), cwd=tmp_path)
+    assert code == 0, err
+    assert "sitemap drift: 2 URLs listed in 1 sitemap; 1 orphan, 1 unlisted, 0 redirected" in out
+    assert f"orphan (listed in the sitemap, but no crawled page links to it): {site.url('/lonely')}" in out
+    assert f"unlisted (crawled, but the sitemap doesn't list it): {site.url('/a')}" in out

@@ -160,8 +160,8 @@ class Settings:
         False, "with -r: list the sitemap's pages the crawl never reached (orphans, then checked) and the crawled "
         "pages it leaves out", CRAWLING)
     sitemap: str | None = option(
-        None, "the sitemap (URL or file) --sitemap-drift compares with; giving it turns --sitemap-drift on", CRAWLING,
-        metavar="URL", default_text="the seed site's robots.txt Sitemap: lines, else /sitemap.xml")
+        None, "the sitemap (URL or file) --sitemap-drift compares with; with -r, giving it turns --sitemap-drift on",
+        CRAWLING, metavar="URL", default_text="the seed site's robots.txt Sitemap: lines, else /sitemap.xml")
     # -- which links
     include: tuple[str, ...] = option((), "check only URLs matching REGEX; include wins over exclude", LINKS,
                                       metavar="REGEX")
@@ -306,7 +306,8 @@ class Settings:
             why = "is not a directory" if os.path.exists(self.root_dir) else "doesn't exist"
             raise OptionError("root_dir", f"'{self.root_dir}' {why} (it must be an existing directory)")
         if self.sitemap is not None:
-            object.__setattr__(self, "sitemap_drift", True)
+            if self.recursive:  # (like --max-depth, it has nothing to do without a crawl)
+                object.__setattr__(self, "sitemap_drift", True)
             if not self.sitemap.lower().startswith(("http://", "https://")) and not os.path.isfile(self.sitemap):
                 raise OptionError("sitemap", f"'{self.sitemap}' is neither an http(s) URL nor an existing file")
         if self.sitemap_drift and not self.recursive:

@@ -186,7 +186,8 @@ class DriftCheck:
         assert self._task is not None
         self._listing = listing = await self._task
         entries = [e for e in listing.entries if scope.contains(e.url)]
-        self._reached = await known([e.key for e in entries])
+        sitemaps = set(listing.sitemaps)
+        self._reached = {key for key in await known([e.key for e in entries]) if _linked(ledger, key, sitemaps)}
         for e in entries:
             if e.key in self._reached:
                 ledger.refer(e.key, e.url, reference(e.sitemap, e.raw))
@@ -199,6 +200,16 @@ class DriftCheck:
         if self._listing is None:
             return None
         return compare(self._listing, self._reached.__contains__, crawled, result_of, scope.contains)
+
+
+def _linked(ledger: Ledger, key: str, sitemaps: set[str]) -> bool:
+    """Whether the crawl met key by some way other than the sitemaps: a resumed crawl (--state) already holds
+    the orphans the sitemaps added to it the first time, with only them as referrers."""
+    target = ledger.get(key)
+    if target is None:  # a distributed crawl: another process holds its references, and no sitemap's
+        return True
+    refs = [*target.refs, *(ref for more in target.fragment_refs.values() for ref in more)]
+    return not refs or any(ref.element != "loc" or ref.source not in sitemaps for ref in refs)
 
 
 class Crawled(NamedTuple):
