@@ -92,6 +92,29 @@ async def test_robots_sitemap_index_and_gzip_are_followed(site: Site) -> None:
     assert site.hits("/sitemap.xml") == 0  # robots.txt named the sitemap: no guessing
 
 
+async def test_without_robots_rules_robots_txt_still_names_the_sitemap(site: Site) -> None:
+    site.page("/", html("/private/a"))
+    site.page("/private/a", html())
+    site.page("/robots.txt", f"User-agent: *\nDisallow: /private/\nSitemap: {site.url('/map.xml')}\n",
+              content_type="text/plain")
+    site.page("/map.xml", urlset(site.url("/"), site.url("/private/a"), site.url("/private/b")),
+              content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, robots=False)
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.orphans == (site.url("/private/b"),)
+    assert site.hits("/robots.txt") == 1 and site.hits("/map.xml") == 1
+    assert site.hits("/private/a", "GET") == 1  # crawled: its Disallow not obeyed
+
+
+async def test_a_host_robots_txt_keeps_off_is_not_asked_for_its_sitemap(site: Site) -> None:
+    site.status("/robots.txt", 503)
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, max_retries=0)
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.problems == (
+        f"{site.url('')}/robots.txt keeps the crawl off the host: its sitemap not read",)
+    assert site.hits("/sitemap.xml") == 0
+
+
 async def test_a_given_sitemap_url_or_file_is_used_and_no_other(site: Site, tmp_path: Path) -> None:
     site.page("/", html("/a"))
     site.page("/a", html())

@@ -44,9 +44,11 @@ class Robots:
             return True, ""
         return False, rules.reason or "disallowed by robots.txt"
 
-    async def sitemaps(self, url: str) -> tuple[str, ...]:
-        """The Sitemap: lines of the robots.txt of url's origin (the same fetch the crawl's rules come from)."""
-        return (await self._rules_of(url)).sitemaps
+    async def sitemaps(self, url: str) -> tuple[str, ...] | None:
+        """The Sitemap: lines of the robots.txt of url's origin (the same fetch the crawl's rules come from);
+        None when that robots.txt keeps the crawl off the host."""
+        rules = await self._rules_of(url)
+        return None if rules.disallow_all else rules.sitemaps
 
     async def _rules_of(self, url: str) -> RobotsRules:
         origin = origin_of(url)

@@ -25,6 +25,7 @@ _HTML = ("text/html", "application/xhtml+xml")
 _CAPPED_POLL = 0.05  # seconds between asks while the host is at its concurrency cap
 
 Fetch = Callable[[str], Awaitable[tuple[int, bytes | None]]]  # url -> (status, body): the run's HTTP client
+RobotsLines = Callable[[str], Awaitable[tuple[str, ...] | None]]  # url -> its robots.txt's Sitemap: lines
 
 
 class Entry(NamedTuple):
@@ -79,14 +80,18 @@ def http_fetch(client: HttpClient, pool: HostPool) -> Fetch:
 
 
 async def find_sitemaps(
-    seeds: Iterable[str], fetch: Fetch, robots_lines: Callable[[str], Awaitable[tuple[str, ...]]] | None
-) -> list[str]:
+    seeds: Iterable[str], fetch: Fetch, robots_lines: RobotsLines | None
+) -> tuple[list[str], list[str]]:
     """The sitemaps of each seed's origin: its robots.txt's Sitemap: lines (from the crawl's own robots.txt
-    fetch when it obeys robots.txt), else /sitemap.xml."""
+    fetch when it obeys robots.txt), else /sitemap.xml; and the problems met (a host the crawl stays off)."""
     found: list[str] = []
+    problems: list[str] = []
     for origin in dict.fromkeys(origin_of(seed) for seed in seeds):
         if robots_lines is not None:
             lines = await robots_lines(origin + "/")
+            if lines is None:
+                problems.append(f"{origin}/robots.txt keeps the crawl off the host: its sitemap not read")
+                continue
         else:
             try:
                 status, body = await fetch(origin + "/robots.txt")
@@ -94,16 +99,19 @@ async def find_sitemaps(
                 status, body = 0, None
             lines = tuple(robots_sitemaps(body)) if status < 400 and body else ()
         found.extend(lines or (origin + "/sitemap.xml",))
-    return list(dict.fromkeys(found))
+    if not found and not problems:
+        problems.append("no sitemap to read: no URL input to find one from (give --sitemap)")
+    return list(dict.fromkeys(found)), problems
 
 
-async def read_listing(starts: Iterable[str], fetch: Fetch, rules: LinkRules) -> Listing:
+async def read_listing(starts: Iterable[str], fetch: Fetch, rules: LinkRules, problems: Iterable[str] = ()
+                       ) -> Listing:
     """Read each sitemap, and the sitemaps a sitemap index names (up to MAX_SITEMAPS in all). A sitemap given
     as a local file is read from disk."""
     queue, seen = list(starts), set()
     read: list[str] = []
     entries: dict[str, Entry] = {}
-    problems: list[str] = []
+    problems = list(problems)
     while queue and len(read) < MAX_SITEMAPS:
         sitemap = queue.pop(0)
         if sitemap in seen:
@@ -155,7 +163,7 @@ class DriftCheck:
 
     def __init__(
         self, given: str | None, fetch: Fetch, rules: LinkRules,
-        robots_lines: Callable[[str], Awaitable[tuple[str, ...]]] | None,
+        robots_lines: RobotsLines | None,
     ) -> None:
         self._given = given
         self._fetch = fetch
@@ -170,10 +178,9 @@ class DriftCheck:
 
     async def _read(self, seeds: list[str]) -> Listing:
         if self._given is not None:
-            starts = [self._given]
-        else:
-            starts = await find_sitemaps(seeds, self._fetch, self._robots_lines)
-        return await read_listing(starts, self._fetch, self._rules)
+            return await read_listing([self._given], self._fetch, self._rules)
+        starts, problems = await find_sitemaps(seeds, self._fetch, self._robots_lines)
+        return await read_listing(starts, self._fetch, self._rules, problems)
 
     def cancel(self) -> None:
         if self._task is not None:
