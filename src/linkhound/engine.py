@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from .checker import CheckPolicy, HttpChecker
@@ -27,10 +29,11 @@ from .redirects import Redirects
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
+from .sitemap_drift import Crawled, DriftCheck, Known, http_fetch
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
-from .summary import Report
+from .summary import Report, SitemapDrift
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
@@ -54,6 +57,7 @@ class Engine:
         state: StateFactory = MemoryState,
         ledger: Ledger | None = None,
         pool: Callable[..., HostPool] = HostPool,
+        reached: Known | None = None,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -72,6 +76,9 @@ class Engine:
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
+        self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
+            s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         # url, key, links, followed
         self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
@@ -106,13 +113,38 @@ class Engine:
             return self._report(time.monotonic() - started)
 
     async def _check_all(self, inputs: list[Input]) -> None:
+        if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
+            self._drift.start([i.location for i in inputs if i.is_url])
+        await self._drain(self._seed(inputs))
+        if self._drift is not None:
+            if self._stopping:
+                self._drift.cancel()
+                return
+            # only now is it known what the crawl reached: the rest of the sitemap is checked, not crawled
+            listed = self._drift.add_listed(self._known, self._ledger, self._sorter.scope, self._add)
+            await self._drain(listed)
+
+    async def _known_here(self, keys: list[str]) -> set[str]:
+        return {key for key in keys if self._state.depth(key) is not None}
+
+    async def _drain(self, producer: Awaitable[None]) -> None:
+        """Fetch until nothing is queued or in flight and producer (which adds links meanwhile) is done."""
+
+        async def feed() -> None:
+            try:
+                await producer
+            finally:
+                self._scheduler.close_source()
+
         self._scheduler.open_source()
-        seeding = asyncio.ensure_future(self._seed(inputs))  # requests start while inputs are read
+        # requests start while inputs are read. A context of its own: the loop below runs where claims are
+        # taken, and a producer's adds belong to no claim (a shared state logs them by the claim they came from)
+        feeding = asyncio.get_running_loop().create_task(feed(), context=contextvars.Context())
         while (claim := await self._scheduler.next()) is not None:
             self._spawn(self._work(claim))
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
-        await seeding  # its error, if any, ends the run
+        await feeding  # its error, if any, ends the run
 
     async def _work(self, claim: Claim | None) -> None:
         """Fetch claims until none may be taken right away: one task serves many in a row."""
@@ -164,27 +196,24 @@ class Engine:
     # -- seeding and following ------------------------------------------------------------------------
 
     async def _seed(self, inputs: list[Input]) -> None:
-        try:
-            s = self.settings
-            crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
-            seeds = self._sorter.files.seed_urls(inputs, s.recursive)
-            self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
-            resolve_input = self._rules.resolver("", False)
-            for n, inp in enumerate(inputs, 1):
-                if inp.is_url:
-                    resolved = resolve_input(inp.location)
-                    if resolved is not None:
-                        self._fetcher.named.add(resolved.key)
-                    raw = RawLink(inp.location, "input", "", inp.line, 1 if inp.line else 0)
-                    await self._add(inp.named_in or INPUT_SOURCE, [(raw, resolved)], 0, seed=True)
-                    if n % _SEED_BATCH == 0:
-                        await asyncio.sleep(0)  # let the first requests go out
-                else:
-                    await self._read_local(inp)
-                if self._stopping:
-                    break
-        finally:
-            self._scheduler.close_source()
+        s = self.settings
+        crawl_only, never = s.patterns("include_crawl"), s.patterns("exclude_crawl")
+        seeds = self._sorter.files.seed_urls(inputs, s.recursive)
+        self._sorter.scope = Scope.from_seeds(seeds, s.scope_domain, crawl_only, never)
+        resolve_input = self._rules.resolver("", False)
+        for n, inp in enumerate(inputs, 1):
+            if inp.is_url:
+                resolved = resolve_input(inp.location)
+                if resolved is not None:
+                    self._fetcher.named.add(resolved.key)
+                raw = RawLink(inp.location, "input", "", inp.line, 1 if inp.line else 0)
+                await self._add(inp.named_in or INPUT_SOURCE, [(raw, resolved)], 0, seed=True)
+                if n % _SEED_BATCH == 0:
+                    await asyncio.sleep(0)  # let the first requests go out
+            else:
+                await self._read_local(inp)
+            if self._stopping:
+                break
 
     async def _read_local(self, inp: Input) -> None:
         local = inp.path is not None
@@ -244,7 +273,24 @@ class Engine:
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        if self._drift is None:
+            return report
+        crawled = [url for url, key, _, _ in self._pages if key is not None]
+        return dataclasses.replace(report, sitemap_drift=self.sitemap_drift(crawled, self._ledger))
+
+    def sitemap_drift(self, crawled: list[str], ledger: Ledger) -> SitemapDrift | None:
+        """--sitemap-drift's comparison, with the pages crawled (their URLs after redirects) and the ledger
+        that holds their results (a distributed crawl's report has its own)."""
+        if self._drift is None:
+            return None
+
+        def result_of(key: str) -> Result | None:
+            target = ledger.get(key)
+            return None if target is None else target.result
+
+        pages = [Crawled(url, result_of(canonical_key(url))) for url in crawled]
+        return self._drift.report(pages, result_of, self._sorter.scope)
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

@@ -33,9 +33,11 @@ from .redis_state import LEASE, Outbox, RedisState, key_prefix
 from .run import Run
 from .settings import Settings
 from .shared_ledger import SharedLedger, replay
-from .summary import Report
+from .summary import Report, SitemapDrift
 from .types import Page
 from .urls import canonical_key
+
+DriftOf = Callable[[list[str], Ledger], SitemapDrift | None]  # pages crawled, their ledger -> drift
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -176,6 +178,15 @@ class Job:
             replay(chunk, ledger, pages, seen)
             start += len(chunk)
 
+    async def known(self, keys: list[str]) -> set[str]:
+        """Those of keys the job's crawl state holds (whichever process found them)."""
+        out: set[str] = set()
+        for i in range(0, len(keys), _CHUNK):
+            chunk = keys[i : i + _CHUNK]
+            found = await self.client.hmget(self.prefix + "rec", chunk)
+            out.update(key for key, packed in zip(chunk, found, strict=True) if packed is not None)
+        return out
+
     async def depths(self) -> dict[str, int]:
         """Every record's shortest depth, for the report."""
         out: dict[str, int] = {}
@@ -190,14 +201,21 @@ class Job:
                 return out
 
     async def report(self, elapsed: float, interrupted: bool, caps: tuple[str, ...] = (),
-                     warnings: tuple[str, ...] = ()) -> Report:
-        """The report of the whole job, from what every process logged."""
+                     warnings: tuple[str, ...] = (), drift: DriftOf | None = None) -> Report:
+        """The report of the whole job, from what every process logged (drift: --sitemap-drift's comparison,
+        over the whole job's pages)."""
         ledger = Ledger()
         logged: list[tuple[str, int, bool]] = []
         await self.replay(ledger, logged)
         depths = await self.depths()
         pages = tuple(Page(url, depths.get(canonical_key(url), 0), n, followed) for url, n, followed in logged)
-        return ledger.report(pages, elapsed, interrupted, caps, depths.get, warnings)
+        report = ledger.report(pages, elapsed, interrupted, caps, depths.get, warnings)
+        if drift is None:
+            return report
+        return dataclasses.replace(report, sitemap_drift=drift([page.url for page in pages], ledger))
+
+
+_OWN = frozenset({"sitemap_drift", "sitemap"})  # what only the process that writes the report does
 
 
 def shared_options(settings: Settings) -> dict[str, Any]:
@@ -207,7 +225,7 @@ def shared_options(settings: Settings) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for f in option_fields(Settings):
         value = getattr(settings, f.name)
-        if value is None:
+        if value is None or f.name in _OWN:
             continue
         if f.name == "hosts":  # per-host limits go, their headers don't
             value = {h: {k: v for k, v in spec.items() if k != "headers"} for h, spec in value.items()}
@@ -238,7 +256,7 @@ class _Process:
         def pool(default: HostLimits, overrides: dict[str, HostLimits], max_wait: float) -> RedisHostPool:
             return RedisHostPool(client, default, overrides, max_wait=max_wait)
 
-        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool)
+        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool, reached=job.known)
         self.state = made[0]
 
     async def run(self, inputs: list[Input], follow_stop: bool) -> Report:
@@ -316,7 +334,8 @@ class DistributedRun(Run):
             elapsed = status.age
             if not self._stopped:
                 await self._job.ended(elapsed)
-        return await self._job.report(elapsed, self._stopped, caps, local.summary.warnings)
+        drift = self._process.engine.sitemap_drift if local.sitemap_drift is not None else None
+        return await self._job.report(elapsed, self._stopped, caps, local.summary.warnings, drift)
 
     def stop(self) -> None:
         """Stop the whole job: the workers take no new work either."""

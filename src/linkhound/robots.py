@@ -21,6 +21,7 @@ class RobotsRules:
     parser: object | None  # protego.Protego; None: allow all
     disallow_all: bool = False
     reason: str = ""
+    sitemaps: tuple[str, ...] = ()  # its Sitemap: lines
 
     def allows(self, url: str, agent: str) -> bool:
         if self.disallow_all:
@@ -38,6 +39,18 @@ class Robots:
 
     async def allowed(self, url: str) -> tuple[bool, str]:
         """(allowed, reason when not)."""
+        rules = await self._rules_of(url)
+        if rules.allows(url, self._agent):
+            return True, ""
+        return False, rules.reason or "disallowed by robots.txt"
+
+    async def sitemaps(self, url: str) -> tuple[str, ...] | None:
+        """The Sitemap: lines of the robots.txt of url's origin (the same fetch the crawl's rules come from);
+        None when that robots.txt keeps the crawl off the host."""
+        rules = await self._rules_of(url)
+        return None if rules.disallow_all else rules.sitemaps
+
+    async def _rules_of(self, url: str) -> RobotsRules:
         origin = origin_of(url)
         future = self._rules.get(origin)
         if future is None:
@@ -47,10 +60,7 @@ class Robots:
                 rules = await self._fetch(origin, host_of(url))
             finally:
                 future.set_result(rules)
-        rules = await future
-        if rules.allows(url, self._agent):
-            return True, ""
-        return False, rules.reason or "disallowed by robots.txt"
+        return await future
 
     def off_limits(self, url: str) -> bool:
         """Whether url's whole host is off limits because its robots.txt failed (5xx or no answer)."""
@@ -77,9 +87,12 @@ class Robots:
             return RobotsRules(None)
         from protego import Protego
 
-        parser = Protego.parse(resp.body[:_ROBOTS_MAX].decode("utf-8", errors="replace"))
+        from .extract import robots_sitemaps
+
+        body = resp.body[:_ROBOTS_MAX]
+        parser = Protego.parse(body.decode("utf-8", errors="replace"))
         self._apply_rate(parser, host)
-        return RobotsRules(parser)
+        return RobotsRules(parser, sitemaps=tuple(robots_sitemaps(body)))
 
     def _apply_rate(self, parser: object, host: str) -> None:
         """Crawl-delay and Request-rate become the host's rate when stricter than the user's."""

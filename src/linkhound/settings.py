@@ -156,6 +156,12 @@ class Settings:
     max_path_variants: int = option(
         MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
         CRAWLING, metavar="N", at_least=1)
+    sitemap_drift: bool = option(
+        False, "with -r: list the sitemap's pages the crawl never reached (orphans, then checked) and the crawled "
+        "pages it leaves out", CRAWLING)
+    sitemap: str | None = option(
+        None, "the sitemap (URL or file) --sitemap-drift compares with; with -r, giving it turns --sitemap-drift on",
+        CRAWLING, metavar="URL", default_text="the seed site's robots.txt Sitemap: lines, else /sitemap.xml")
     # -- which links
     include: tuple[str, ...] = option((), "check only URLs matching REGEX; include wins over exclude", LINKS,
                                       metavar="REGEX")
@@ -299,6 +305,13 @@ class Settings:
         if self.root_dir is not None and not os.path.isdir(self.root_dir):
             why = "is not a directory" if os.path.exists(self.root_dir) else "doesn't exist"
             raise OptionError("root_dir", f"'{self.root_dir}' {why} (it must be an existing directory)")
+        if self.sitemap is not None:
+            if self.recursive:  # (like --max-depth, it has nothing to do without a crawl)
+                object.__setattr__(self, "sitemap_drift", True)
+            if not self.sitemap.lower().startswith(("http://", "https://")) and not os.path.isfile(self.sitemap):
+                raise OptionError("sitemap", f"'{self.sitemap}' is neither an http(s) URL nor an existing file")
+        if self.sitemap_drift and not self.recursive:
+            raise OptionError("sitemap_drift", "needs -r: it compares the sitemap with what a crawl reaches")
         if self.format not in FORMATS:
             raise OptionError("format", f"unknown format '{self.format}' (choose from {', '.join(FORMATS)})")
         for h in self.header:

@@ -45,12 +45,25 @@ class Summary:
 
 
 @dataclass(frozen=True, slots=True)
+class SitemapDrift:
+    """How the sitemap and the crawl disagree (--sitemap-drift): each list sorted, URLs as listed or crawled."""
+
+    sitemaps: tuple[str, ...]  # the sitemaps read, an index's own sitemaps included
+    listed: int  # URLs in the crawl's scope that they list
+    orphans: tuple[str, ...]  # listed in scope, never reached from the seeds (nor where they redirect)
+    unlisted: tuple[str, ...]  # HTML pages crawled (ok) that no sitemap lists
+    redirected: tuple[tuple[str, str], ...] = ()  # (listed URL, where it ends): a sitemap should list the end
+    problems: tuple[str, ...] = ()  # sitemaps that couldn't be read: "http://h/sitemap.xml answered 404"
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """Everything a reporter needs. Results are in the order they completed."""
 
     results: tuple[Result, ...]
     summary: Summary
     pages: tuple[Page, ...] = field(default=())
+    sitemap_drift: SitemapDrift | None = None  # with --sitemap-drift
 
     @property
     def broken(self) -> tuple[Result, ...]:

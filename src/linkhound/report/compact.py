@@ -21,6 +21,7 @@ from .common import (
     warning_lines,
     where,
 )
+from .drift import drift_lines
 
 CACHED = "[cached]"  # after a result reused from an earlier run's cache (--cache)
 MARKS: dict[Status, str] = {s: "✗" if s.is_broken else "-" for s in Status} | {
@@ -54,6 +55,8 @@ class Compact(WholeReport):
                 lines.extend(self._entry(result))
             if lines:
                 lines.append("")
+        if report.sitemap_drift is not None:  # --sitemap-drift
+            lines += [*drift_lines(report.sitemap_drift, self.summary_only), ""]
         lines.extend(warning_lines(report.summary, self.color))
         lines.append(summary_line(report.summary, ansi.paint if self.color else plain))
         return "\n".join(lines) + "\n"

@@ -1,4 +1,5 @@
-"""The csv format: a row per link and referrer, for spreadsheets and scripts (run warnings have no row)."""
+"""The csv format: a row per link and referrer, for spreadsheets and scripts (run warnings have no row); with
+--sitemap-drift, a row per orphan ("orphan") and unlisted page ("unlisted") after them."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import io
 from ..summary import Report
 from .base import WholeReport
 from .common import by_url, printable, sorted_refs
+from .drift import drift_rows
 
 COLUMNS = (
     "url", "status", "code", "reason", "redirects", "duration",
@@ -37,6 +39,9 @@ class Csv(WholeReport):
             for ref in refs:
                 where = [cell(ref.source), str(ref.line), str(ref.column)]
                 writer.writerow(head + where + [cell(ref.element), cell(ref.attribute), cell(ref.text)])
+        if report.sitemap_drift is not None:  # --sitemap-drift
+            for status, url in drift_rows(report.sitemap_drift):
+                writer.writerow([cell(url), status] + [""] * 10)
         return out.getvalue()
 
 

@@ -21,6 +21,7 @@ from .common import (
     warning_lines,
     where,
 )
+from .drift import drift_lines
 
 
 class Detailed(WholeReport):
@@ -34,6 +35,8 @@ class Detailed(WholeReport):
 
     def finish(self, report: Report) -> str:
         blocks = [] if self.summary_only else [self._block(r) for r in by_url(report.results)]
+        if report.sitemap_drift is not None:  # --sitemap-drift
+            blocks.append("\n".join(drift_lines(report.sitemap_drift, self.summary_only)) + "\n")
         tail = warning_lines(report.summary, self.color)
         tail.append(summary_line(report.summary, ansi.paint if self.color else plain))
         blocks.append("\n".join(tail) + "\n")

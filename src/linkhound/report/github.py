@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..status import Status
-from ..summary import Report
+from ..summary import Report, SitemapDrift
 from ..types import Reference, Result
 from .base import WholeReport
 from .common import (
@@ -16,6 +16,7 @@ from .common import (
     referrers,
     summary_line,
 )
+from .drift import ORPHAN_HELP, UNLISTED_HELP, drift_headline
 
 
 class GitHub(WholeReport):
@@ -31,6 +32,8 @@ class GitHub(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
                 for ref in referrers(result):
                     lines.append(_annotation(result, ref))
+        if report.sitemap_drift is not None:  # --sitemap-drift: notices, which fail nothing
+            lines.extend(_drift(report.sitemap_drift, self.summary_only))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
@@ -51,6 +54,19 @@ def _annotation(result: Result, ref: Reference | None) -> str:
     props["title"] = TITLES[result.status]
     params = ",".join(f"{k}={_property(v)}" for k, v in props.items())
     return f"::{command} {params}::{_data(message)}"
+
+
+def _drift(drift: SitemapDrift, headline_only: bool) -> list[str]:
+    lines = [f"::notice title=Sitemap drift::{_data(drift_headline(drift))}"]
+    if headline_only:
+        return lines
+    lines += [f"::notice title=Orphan page::{_data(f'{url}: {ORPHAN_HELP}')}" for url in drift.orphans]
+    lines += [f"::notice title=Page missing from the sitemap::{_data(f'{url}: {UNLISTED_HELP}')}"
+              for url in drift.unlisted]
+    lines += [f"::notice title=Sitemap lists a redirect::{_data(f'{url} redirects to {end}')}"
+              for url, end in drift.redirected]
+    lines += [f"::warning title=Sitemap problem::{_data(problem)}" for problem in drift.problems]
+    return lines
 
 
 def _data(s: str) -> str:

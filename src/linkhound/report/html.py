@@ -7,7 +7,7 @@ from hashlib import sha256
 from html import escape
 
 from ..status import Status
-from ..summary import Report, Summary
+from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
 from . import common
 from .base import WholeReport
@@ -23,6 +23,7 @@ from .common import (
     summary_line,
     where,
 )
+from .drift import ORPHAN_HELP, UNLISTED_HELP, drift_headline
 from .html_assets import CSS, JS
 from .html_charts import COLORS, host_chart, status_chart
 from .records import Record, dumps, reference_record, result_record
@@ -47,6 +48,7 @@ class Html(WholeReport):
             _head(css),
             _header(report.summary),
             *_warnings(report.summary),
+            *_drift(report.sitemap_drift, self.summary_only),
             _cards(report.summary),
             '<section class="charts">',
             f"<figure><figcaption>Results by status</figcaption>{status_chart(report.summary)}</figure>",
@@ -115,6 +117,26 @@ def _warnings(summary: Summary) -> list[str]:
         return []
     items = "".join(f"<li>{escape(printable(w))}</li>" for w in summary.warnings)
     return [f'<section class="warnings" role="note"><h2>Warnings</h2><ul>{items}</ul></section>']
+
+
+def _drift(drift: SitemapDrift | None, headline_only: bool) -> list[str]:
+    """--sitemap-drift's lists, server-side and escaped like the warnings."""
+    if drift is None:
+        return []
+    parts = [f'<section class="warnings" role="note" id="sitemap-drift"><h2>Sitemap drift</h2>'
+             f"<p>{escape(drift_headline(drift))}</p>"]
+    lists = [
+        (f"Orphans: {ORPHAN_HELP}", list(drift.orphans)),
+        (f"Unlisted: {UNLISTED_HELP}", list(drift.unlisted)),
+        ("Redirected in the sitemap", [f"{url} -> {end}" for url, end in drift.redirected]),
+        ("Sitemap problems", list(drift.problems)),
+    ]
+    for title, items in [] if headline_only else lists:
+        if items:
+            lis = "".join(f"<li>{escape(printable(item))}</li>" for item in items)
+            parts.append(f"<h3>{escape(title)}</h3><ul>{lis}</ul>")
+    parts.append("</section>")
+    return ["".join(parts)]
 
 
 def _cards(summary: Summary) -> str:

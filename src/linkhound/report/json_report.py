@@ -11,6 +11,7 @@ from ..types import Result
 from . import common
 from .base import WholeReport
 from .common import by_url, sorted_refs
+from .drift import drift_record
 from .records import SCHEMA_VERSION, Record, dumps, page_record, reference_record, result_record, summary_record
 
 # Records serialised per dumps() call, counting each record's references too: far fewer calls than one per
@@ -33,6 +34,8 @@ class JsonReport(WholeReport):
             "tool": {"name": "linkhound", "version": common.tool_version()},
             "summary": summary_record(report.summary),
         }
+        if report.sitemap_drift is not None:  # --sitemap-drift
+            doc["sitemap_drift"] = drift_record(report.sitemap_drift)
         if self.summary_only:
             yield dumps(doc, pretty=True) + "\n"
             return

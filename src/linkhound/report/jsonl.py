@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..summary import Report
 from ..types import Result
+from .drift import drift_record
 from .records import SCHEMA_VERSION, dumps, result_record, summary_record
 
 
@@ -24,7 +25,9 @@ class JsonLines:
 
     def finish(self, report: Report) -> str:
         line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
-        return dumps(line) + "\n"
+        drift = "" if report.sitemap_drift is None else dumps({"type": "sitemap_drift"}  # --sitemap-drift
+                                                              | drift_record(report.sitemap_drift)) + "\n"
+        return drift + dumps(line) + "\n"
 
     def chunks(self, report: Report) -> Iterator[str]:
         yield self.finish(report)

@@ -9,8 +9,10 @@ from ..summary import Report
 from ..types import Reference, Result
 from .base import WholeReport
 from .common import LABELS, by_source, describe, printable
+from .drift import drift_lines
 
 WARNINGS_SUITE = "(warnings)"  # the schema lets <testsuites> hold only suites: the run's warnings get one
+DRIFT_SUITE = "(sitemap drift)"  # --sitemap-drift's lists, the same way
 
 
 class JUnit(WholeReport):
@@ -28,6 +30,11 @@ class JUnit(WholeReport):
             suite.set("time", f"{sum(result.elapsed for _, result in pairs):.3f}")
             for ref, result in pairs:
                 _testcase(suite, source, ref, result)
+        if report.sitemap_drift is not None:  # --sitemap-drift: noted, never a failure
+            suite = ET.SubElement(root, "testsuite", name=DRIFT_SUITE)
+            _counts(suite, [])
+            suite.set("time", "0.000")
+            ET.SubElement(suite, "system-out").text = "\n".join(drift_lines(report.sitemap_drift))
         if report.summary.warnings:
             suite = ET.SubElement(root, "testsuite", name=WARNINGS_SUITE)
             _counts(suite, [])

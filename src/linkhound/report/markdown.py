@@ -6,10 +6,11 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from ..summary import Report
+from ..summary import Report, SitemapDrift
 from ..types import Result
 from .base import WholeReport
 from .common import LABELS, by_source, describe, folded_refs, is_problem, more, printable, summary_line
+from .drift import ORPHAN_HELP, UNLISTED_HELP, drift_headline
 
 
 class Markdown(WholeReport):
@@ -26,6 +27,8 @@ class Markdown(WholeReport):
         if report.summary.warnings:
             # code spans, like every URL here: a warning names hosts and pages that must not become links
             out += ["**Warnings**", "", *(f"- {code(w)}" for w in report.summary.warnings), ""]
+        if report.sitemap_drift is not None:  # --sitemap-drift
+            out += _drift(report.sitemap_drift, self.summary_only)
         if self.summary_only:
             return "\n".join(out)
         results, notes = self._fold(r for r in report.results if self.verbose or is_problem(r.status))
@@ -63,6 +66,22 @@ class Markdown(WholeReport):
         for pending in notes.values():
             pending.sort()
         return kept, notes
+
+
+def _drift(drift: SitemapDrift, headline_only: bool) -> list[str]:
+    out = ["### Sitemap drift", "", text(drift_headline(drift)), ""]
+    if headline_only:
+        return out
+    sections = [
+        (f"Orphans: {ORPHAN_HELP}", [code(url) for url in drift.orphans]),
+        (f"Unlisted: {UNLISTED_HELP}", [code(url) for url in drift.unlisted]),
+        ("Redirected in the sitemap", [f"{code(url)} -> {code(end)}" for url, end in drift.redirected]),
+        ("Sitemap problems", [code(problem) for problem in drift.problems]),
+    ]
+    for title, items in sections:
+        if items:
+            out += [f"**{title}**", "", *(f"- {item}" for item in items), ""]
+    return out
 
 
 _RULE = "|---:|---|---|---|---|"

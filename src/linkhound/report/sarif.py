@@ -12,6 +12,7 @@ from ..types import Reference, Result
 from . import common
 from .base import WholeReport
 from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers
+from .drift import ORPHAN, ORPHAN_HELP, UNLISTED, UNLISTED_HELP, drift_record, drift_rows
 from .records import Record, dumps, summary_record
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -53,6 +54,11 @@ RULES: dict[Status, Rule] = {
     ),
 }
 _INDEX = {status: i for i, status in enumerate(RULES)}
+# --sitemap-drift's notes: listed after the status rules (with --sitemap-drift), so no index moves
+DRIFT_RULES: dict[str, Rule] = {
+    ORPHAN: Rule("orphan-page", "OrphanPage", f"A page {ORPHAN_HELP}.", "note"),
+    UNLISTED: Rule("page-not-in-sitemap", "PageNotInSitemap", f"A page {UNLISTED_HELP}.", "note"),
+}
 
 
 class Sarif(WholeReport):
@@ -64,11 +70,12 @@ class Sarif(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status))
             for ref in referrers(result)
         ]
-        driver = {
-            "name": "linkhound",
-            "version": common.tool_version(),
-            "rules": [_rule(status, rule) for status, rule in RULES.items()],
-        }
+        if report.sitemap_drift is not None:  # --sitemap-drift: a note per orphan and unlisted page
+            results += [_drift_result(kind, url) for kind, url in drift_rows(report.sitemap_drift)]
+        rules = [_rule(status, rule) for status, rule in RULES.items()]
+        if report.sitemap_drift is not None:
+            rules += [_rule(None, rule) for rule in DRIFT_RULES.values()]
+        driver = {"name": "linkhound", "version": common.tool_version(), "rules": rules}
         # The run itself worked even when links failed; its warnings are notifications of the tool, not results.
         invocation = {
             "executionSuccessful": True,
@@ -76,21 +83,24 @@ class Sarif(WholeReport):
                 {"level": "warning", "message": {"text": printable(w)}} for w in report.summary.warnings
             ],
         }
+        properties: Record = {"summary": summary_record(report.summary)}
+        if report.sitemap_drift is not None:
+            properties["sitemap_drift"] = drift_record(report.sitemap_drift)
         run = {
             "tool": {"driver": driver},
             "invocations": [invocation],
             "columnKind": "unicodeCodePoints",
             "results": results,
-            "properties": {"summary": summary_record(report.summary)},
+            "properties": properties,
         }
         return dumps({"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}, pretty=True) + "\n"
 
 
-def _rule(status: Status, rule: Rule) -> Record:
+def _rule(status: Status | None, rule: Rule) -> Record:
     return {
         "id": rule.id,
         "name": rule.name,
-        "shortDescription": {"text": TITLES[status]},
+        "shortDescription": {"text": TITLES[status] if status is not None else rule.help.rstrip(".")},
         "fullDescription": {"text": rule.help},
         "defaultConfiguration": {"level": rule.level},
     }
@@ -114,6 +124,20 @@ def _result(result: Result, ref: Reference | None) -> Record:
         "cached": result.cached,
     }
     return out
+
+
+def _drift_result(kind: str, url: str) -> Record:
+    """A page the sitemap and the crawl disagree on, located at its own URL."""
+    rule = DRIFT_RULES[kind]
+    help = ORPHAN_HELP if kind == ORPHAN else UNLISTED_HELP
+    return {
+        "ruleId": rule.id,
+        "ruleIndex": len(RULES) + list(DRIFT_RULES).index(kind),
+        "level": rule.level,
+        "message": {"text": printable(f"{url}: {help}")},
+        "locations": [{"physicalLocation": {"artifactLocation": {"uri": url}}}],
+        "properties": {"url": url, "sitemap_drift": kind},
+    }
 
 
 def _physical(ref: Reference) -> Record:

@@ -1,0 +1,253 @@
+"""--sitemap-drift against real servers: orphans (listed, never reached), unlisted (crawled, not listed),
+redirected entries, sitemap indexes and gzip, discovery through robots.txt, and what the server saw."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+import linkhound
+from cli_run import arun, run
+from linkhound import OptionError, Status
+from server import Site, html, urlset
+from test_distributed import _finish, _worker
+
+
+def build(site: Site) -> None:
+    """/ -> /a, /b/ ; /b/ -> /c (not listed) ; /orphan and /gone listed but never linked; /old -> /a listed."""
+    site.page("/", html("/a", "/b/"))
+    site.page("/a", html("/"))
+    site.page("/b/", html("/c"))
+    site.page("/c", html())
+    site.page("/orphan", html("/orphan-child"))  # never crawled: its link must not be requested
+    site.redirect("/old", "/a")
+    site.redirect("/moved", "/elsewhere")
+    site.page("/elsewhere", html())
+    # listed as sitemaps write them: /b without its slash, the scheme in capitals, an escaped letter
+    listed = [site.url("/"), site.url("/a").replace("http://", "HTTP://"), site.url("/%62"), site.url("/orphan"),
+              site.url("/gone"), site.url("/old"), site.url("/moved"), "http://127.0.0.9/out-of-scope"]
+    site.page("/sitemap.xml", urlset(*listed), content_type="application/xml")
+
+
+async def test_orphans_unlisted_and_redirected_are_reported(site: Site) -> None:
+    build(site)
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == (site.url("/sitemap.xml"),)
+    assert drift.orphans == (site.url("/gone"), site.url("/moved"), site.url("/orphan"))
+    assert drift.unlisted == (site.url("/c"),)
+    assert drift.redirected == ((site.url("/moved"), site.url("/elsewhere")), (site.url("/old"), site.url("/a")))
+    assert drift.listed == 7
+    assert drift.problems == ()
+    by_url = {r.url: r for r in report.results}
+    # orphans are checked as links, their sitemap as referrer; a broken one is a broken link
+    assert by_url[site.url("/gone")].status is Status.BROKEN
+    assert [ref.source for ref in by_url[site.url("/gone")].references] == [site.url("/sitemap.xml")]
+    assert by_url[site.url("/orphan")].status is Status.OK
+    # reached pages get the sitemap as one more referrer
+    assert site.url("/sitemap.xml") in {ref.source for ref in by_url[site.url("/a")].references}
+    # the sitemap and robots.txt once each; orphans checked, never crawled; out-of-scope entries left alone
+    assert site.hits("/sitemap.xml") == 1
+    assert site.hits("/robots.txt") == 1
+    assert site.hits("/orphan", "GET") == 0
+    assert site.hits("/orphan-child") == 0
+    assert site.hits("/orphan") == 1
+    assert all(r.url != "http://127.0.0.9/out-of-scope" for r in report.results)
+
+
+async def test_robots_sitemap_index_and_gzip_are_followed(site: Site) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/robots.txt", f"User-agent: *\nAllow: /\nSitemap: {site.url('/maps/index.xml')}\n",
+              content_type="text/plain")
+    index = ('<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+             f"<sitemap><loc>{site.url('/maps/one.xml.gz')}</loc></sitemap>"
+             f"<sitemap><loc>{site.url('/maps/two.xml')}</loc></sitemap>"
+             f"<sitemap><loc>{site.url('/maps/one.xml.gz')}</loc></sitemap></sitemapindex>")
+    site.page("/maps/index.xml", index, content_type="application/xml")
+    gz = gzip.compress(urlset(site.url("/"), site.url("/lost")).encode())
+
+    async def one(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=gz, content_type="application/gzip")
+
+    site.handler("/maps/one.xml.gz", one)
+    site.page("/maps/two.xml", urlset(site.url("/a"), site.url("/lost-too")), content_type="application/xml")
+    site.page("/lost", html())
+    site.page("/lost-too", html())
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == (site.url("/maps/index.xml"), site.url("/maps/one.xml.gz"), site.url("/maps/two.xml"))
+    assert drift.orphans == (site.url("/lost"), site.url("/lost-too"))
+    assert drift.unlisted == ()
+    for path in ("/robots.txt", "/maps/index.xml", "/maps/one.xml.gz", "/maps/two.xml"):
+        assert site.hits(path) == 1, path
+    assert site.hits("/sitemap.xml") == 0  # robots.txt named the sitemap: no guessing
+
+
+async def test_without_robots_rules_robots_txt_still_names_the_sitemap(site: Site) -> None:
+    site.page("/", html("/private/a"))
+    site.page("/private/a", html())
+    site.page("/robots.txt", f"User-agent: *\nDisallow: /private/\nSitemap: {site.url('/map.xml')}\n",
+              content_type="text/plain")
+    site.page("/map.xml", urlset(site.url("/"), site.url("/private/a"), site.url("/private/b")),
+              content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, robots=False)
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.orphans == (site.url("/private/b"),)
+    assert site.hits("/robots.txt") == 1 and site.hits("/map.xml") == 1
+    assert site.hits("/private/a", "GET") == 1  # crawled: its Disallow not obeyed
+
+
+async def test_a_host_robots_txt_keeps_off_is_not_asked_for_its_sitemap(site: Site) -> None:
+    site.status("/robots.txt", 503)
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, max_retries=0)
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.problems == (
+        f"{site.url('')}/robots.txt keeps the crawl off the host: its sitemap not read",)
+    assert site.hits("/sitemap.xml") == 0
+
+
+async def test_a_given_sitemap_url_or_file_is_used_and_no_other(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/sitemap.xml", urlset(site.url("/a")), content_type="application/xml")
+    site.page("/robots.txt", f"Sitemap: {site.url('/sitemap.xml')}\n", content_type="text/plain")
+    site.page("/mine.xml", urlset(site.url("/"), site.url("/nowhere")), content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap=site.url("/mine.xml"))
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.orphans == (site.url("/nowhere"),)
+    assert report.sitemap_drift.unlisted == (site.url("/a"),)
+    assert site.hits("/mine.xml") == 1 and site.hits("/sitemap.xml") == 0
+
+    local = tmp_path / "sitemap.xml"
+    local.write_text(urlset(site.url("/"), site.url("/a"), site.url("/from-file")))
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap=str(local))
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.sitemaps == (str(local),)
+    assert report.sitemap_drift.orphans == (site.url("/from-file"),)
+    assert report.sitemap_drift.unlisted == ()
+
+
+async def test_off_by_default_costs_nothing(site: Site) -> None:
+    build(site)
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert report.sitemap_drift is None
+    assert site.hits("/sitemap.xml") == 0
+    assert site.hits("/orphan") == 0 and site.hits("/gone") == 0 and site.hits("/old") == 0
+    plain = sorted(p.url for p in report.pages)
+    site.requests.clear()
+    drifting = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    assert sorted(p.url for p in drifting.pages) == plain  # the sitemap adds checks, never pages
+
+
+async def test_missing_sitemap_is_a_problem_not_a_list_of_every_page(site: Site) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == ()
+    assert drift.problems == (f"{site.url('/sitemap.xml')}: answered 404",)
+    assert drift.orphans == () and drift.unlisted == ()
+    assert site.hits("/sitemap.xml") == 1
+
+
+async def test_a_page_linked_beyond_max_depth_is_reached_not_orphaned(site: Site) -> None:
+    site.page("/", html("/1"))
+    site.page("/1", html("/2"))
+    site.page("/2", html("/3"))
+    site.page("/3", html("/4"))
+    site.page("/sitemap.xml", urlset(*(site.url(p) for p in ("/", "/1", "/2", "/3", "/4"))),
+              content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=1, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    # /2 is linked from a crawled page (checked, not crawled: beyond --max-depth); /3 and /4 never met
+    assert drift.orphans == (site.url("/3"), site.url("/4"))
+    assert sorted(p.url for p in report.pages) == [site.url("/"), site.url("/1")]
+    assert site.hits("/2", "GET") == 0 and site.hits("/3", "GET") == 0  # listing them crawls nothing more
+
+
+@pytest.mark.parametrize("concurrency", [1, 16])
+async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
+    site: Site, tmp_path: Path, concurrency: int
+) -> None:
+    build(site)
+    memory = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True,
+                                   max_concurrency=concurrency)
+    sqlite = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True,
+                                   max_concurrency=concurrency, state=str(tmp_path / "crawl"))
+    assert memory.sitemap_drift == sqlite.sitemap_drift
+    assert memory.sitemap_drift is not None and memory.sitemap_drift.orphans
+
+
+async def test_a_resumed_crawl_finds_the_same_orphans(site: Site, tmp_path: Path) -> None:
+    build(site)
+    state = str(tmp_path / "crawl")
+    first = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, state=state)
+    site.requests.clear()
+    # its state now holds the orphans (checked last time): they are still orphans, not reached pages
+    again = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, state=state)
+    assert first.sitemap_drift is not None and first.sitemap_drift.orphans
+    assert again.sitemap_drift == first.sitemap_drift
+    assert sorted(r.path for r in site.requests) == ["/robots.txt", "/sitemap.xml"]  # nothing checked twice
+    gone = next(r for r in again.results if r.url == site.url("/gone"))
+    assert len(gone.references) == 1  # the sitemap's reference, once
+
+
+def test_drift_needs_a_crawl() -> None:
+    with pytest.raises(OptionError, match="--sitemap-drift: needs -r"):
+        linkhound.Settings(sitemap_drift=True)
+    with pytest.raises(OptionError, match="--sitemap: 'nope.xml' is neither"):
+        linkhound.Settings(recursive=True, sitemap="nope.xml")
+
+
+async def test_a_distributed_crawl_reports_the_same_drift(site: Site, redis_url: str, tmp_path: Path) -> None:
+    build(site)
+    for i in range(40):  # enough pages for the worker to take some
+        site.page(f"/p/{i}", html(f"/p/{(i + 1) % 40}"))
+    site.page("/c", html("/p/0"))
+    single = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    site.requests.clear()
+    worker = await _worker(redis_url, "drift")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--sitemap-drift", "--redis", redis_url, "--job", "drift",
+        "--no-config", "--format", "json", "--output", str(out), site.url("/"), stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 2, err  # /gone, listed and broken
+    assert (await _finish(worker))[0] == 0
+    drift = json.loads(out.read_text())["sitemap_drift"]
+    assert single.sitemap_drift is not None
+    assert drift["orphans"] == list(single.sitemap_drift.orphans)
+    assert drift["unlisted"] == list(single.sitemap_drift.unlisted)
+    assert site.hits("/sitemap.xml") == 1  # read by the process that writes the report only
+    assert site.hits("/orphan") == 1 and site.hits("/orphan-child") == 0
+
+
+def test_cli_without_a_crawl_is_a_one_line_usage_error(tmp_path: Path) -> None:
+    r = run("--sitemap-drift", "https://example.test/", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--sitemap-drift: needs -r" in r.stderr
+    r = run("-r", "--sitemap", "missing.xml", "https://example.test/", cwd=tmp_path)
+    assert r.returncode == 1 and r.stderr.count("\n") == 1 and "--sitemap: 'missing.xml'" in r.stderr
+
+
+async def test_cli_lists_the_drift_and_orphans_alone_fail_nothing(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    site.page("/lonely", html())
+    site.page("/sitemap.xml", urlset(site.url("/"), site.url("/lonely")), content_type="application/xml")
+    code, out, err = await arun("-r", "--sitemap-drift", "--no-config", site.url("/"), cwd=tmp_path)
+    assert code == 0, err
+    assert "sitemap drift: 2 URLs listed in 1 sitemap; 1 orphan, 1 unlisted, 0 redirected" in out
+    assert f"orphan (listed in the sitemap, but no crawled page links to it): {site.url('/lonely')}" in out
+    assert f"unlisted (crawled, but the sitemap doesn't list it): {site.url('/a')}" in out
