@@ -17,6 +17,7 @@ from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
+from .link_fixes import with_suggestions
 from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
@@ -66,7 +67,7 @@ class Engine:
             self._ledger = ledger
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
-        checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
+        checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
@@ -99,11 +100,16 @@ class Engine:
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
+                    report = self._report(time.monotonic() - started)
+                    s = self.settings
+                    if (s.suggest_fixes or s.suggest_https) and not self._stopping:
+                        report = await with_suggestions(report, s.suggest_fixes, s.suggest_https, self._checker,
+                                                        self._pool, s.max_concurrency)
             finally:
                 await self._parser.close()
                 if self._cache is not None:
                     self._cache.close()
-            return self._report(time.monotonic() - started)
+            return report
 
     async def _check_all(self, inputs: list[Input]) -> None:
         self._scheduler.open_source()
