@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .changed_lines import ChangedLines
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
@@ -87,6 +89,9 @@ class Engine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
+        # --changed-since: the changed lines of each file, and the links left out as unchanged
+        self._changed = ChangedLines.from_git(s.changed_since) if s.changed_since is not None else None
+        self._unchanged = 0
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -199,7 +204,7 @@ class Engine:
         depth = 0 if sitemap is not None else 1
         n = 0
         try:
-            for batch in batches(self._sorter.files.links(inp), _SEED_BATCH):
+            for batch in batches(self._links(inp), _SEED_BATCH):
                 n += len(batch)
                 await self._add(inp.location, batch, depth, local=local, sitemap=sitemap, follow=bool(sitemap))
                 await asyncio.sleep(0)
@@ -208,6 +213,19 @@ class Engine:
                     return
         finally:
             self._page(inp.location, None, n, followed=False)  # the links read, all of them unless stopped
+
+    def _links(self, inp: Input) -> Links:
+        """The links of a local input; with --changed-since, only those in changed lines (the rest counted)."""
+        links = self._sorter.files.links(inp)
+        lines = self._changed.lines(inp.path) if self._changed is not None and inp.path is not None else None
+        if lines is None:
+            yield from links
+            return
+        for link in links:
+            if link[0].line in lines:
+                yield link
+            else:
+                self._unchanged += 1
 
     async def _follow(self, claim: Claim, fetched: Fetched) -> None:
         page, key = fetched.page, await self._redirects.page_key(claim, fetched)
@@ -250,7 +268,10 @@ class Engine:
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        if self._changed is not None:
+            report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, unchanged=self._unchanged))
+        return report
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

@@ -24,7 +24,7 @@ class Summary:
     caps: tuple[str, ...] = ()  # limits that stopped the crawl short, e.g. "max-pages 100"
     # run-level messages no single result carries: "robots.txt of http://h answered 503: host not crawled"
     warnings: tuple[str, ...] = ()
-    unchanged: int = 0  # --changed-since: links in lines not changed since the ref, left unchecked
+    unchanged: int | None = None  # --changed-since: links in lines unchanged since the ref, not checked (else None)
 
     def count(self, status: Status) -> int:
         return self.by_status.get(status, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..status import Status
 from ..summary import Report
 from ..types import Result
-from . import ansi
+from . import ansi, fixes
 from .base import WholeReport
 from .common import (
     LABELS,
@@ -54,6 +54,7 @@ class Compact(WholeReport):
                 lines.extend(self._entry(result))
             if lines:
                 lines.append("")
+            lines.extend(fixes.text_lines(report, self.all_referrers))
         lines.extend(warning_lines(report.summary, self.color))
         lines.append(summary_line(report.summary, ansi.paint if self.color else plain))
         return "\n".join(lines) + "\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..status import Status
+from ..suggestions import Suggestion
 from ..summary import Report
 from ..types import Reference, Result
 from .base import WholeReport
@@ -14,8 +15,10 @@ from .common import (
     is_url,
     printable,
     referrers,
+    sorted_refs,
     summary_line,
 )
+from .fixes import notice
 
 
 class GitHub(WholeReport):
@@ -31,6 +34,7 @@ class GitHub(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
                 for ref in referrers(result):
                     lines.append(_annotation(result, ref))
+            lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
@@ -51,6 +55,23 @@ def _annotation(result: Result, ref: Reference | None) -> str:
     props["title"] = TITLES[result.status]
     params = ",".join(f"{k}={_property(v)}" for k, v in props.items())
     return f"::{command} {params}::{_data(message)}"
+
+
+def _notice(s: Suggestion, ref: Reference) -> str:
+    """A `::notice` on a use of a link to fix: not a failure, a better URL."""
+    title, message = notice(s)
+    props: dict[str, str] = {}
+    if not is_url(ref.source):
+        props["file"] = ref.source
+        if ref.line > 0:
+            props["line"] = str(ref.line)
+            if ref.column > 0:
+                props["col"] = str(ref.column)
+    else:
+        message += f" in {ref.position()}"
+    props["title"] = title
+    params = ",".join(f"{k}={_property(v)}" for k, v in props.items())
+    return f"::notice {params}::{_data(message)}"
 
 
 def _data(s: str) -> str:

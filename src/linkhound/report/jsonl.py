@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from ..summary import Report
 from ..types import Result
+from .fixes import suggestion_records
 from .records import SCHEMA_VERSION, dumps, result_record, summary_record
 
 
@@ -24,7 +25,9 @@ class JsonLines:
 
     def finish(self, report: Report) -> str:
         line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
-        return dumps(line) + "\n"
+        fixes = "" if self.summary_only else "".join(
+            dumps({"type": "suggestion"} | record) + "\n" for record in suggestion_records(report))
+        return fixes + dumps(line) + "\n"
 
     def chunks(self, report: Report) -> Iterator[str]:
         yield self.finish(report)

@@ -8,8 +8,20 @@ from collections.abc import Iterable
 
 from ..summary import Report
 from ..types import Result
+from . import fixes
 from .base import WholeReport
-from .common import LABELS, by_source, describe, folded_refs, is_problem, more, printable, summary_line
+from .common import (
+    FOLD,
+    LABELS,
+    by_source,
+    describe,
+    folded_refs,
+    is_problem,
+    more,
+    printable,
+    sorted_refs,
+    summary_line,
+)
 
 
 class Markdown(WholeReport):
@@ -28,6 +40,7 @@ class Markdown(WholeReport):
             out += ["**Warnings**", "", *(f"- {code(w)}" for w in report.summary.warnings), ""]
         if self.summary_only:
             return "\n".join(out)
+        out += _fixes(report)
         results, notes = self._fold(r for r in report.results if self.verbose or is_problem(r.status))
         groups = by_source(results)
         if not groups:
@@ -63,6 +76,20 @@ class Markdown(WholeReport):
         for pending in notes.values():
             pending.sort()
         return kept, notes
+
+
+def _fixes(report: Report) -> list[str]:
+    """A table of the links to fix (--suggest-fixes, --suggest-https), when there are any."""
+    if not report.suggestions:
+        return []
+    out = [f"### {fixes.TITLE}", "", "| Where | URL | Use instead | Why |", "|---|---|---|---|"]
+    for s in report.suggestions:
+        places = ", ".join(code(r.position(), table=True) for r in sorted_refs(s.references)[:FOLD])
+        hidden = len(s.references) - FOLD
+        places += f" {text(more(hidden))}" if hidden > 0 else ""
+        cells = [places, code(s.url, table=True), code(s.replacement, table=True), text(s.reason)]
+        out.append(f"| {' | '.join(cells)} |")
+    return [*out, ""]
 
 
 _RULE = "|---:|---|---|---|---|"

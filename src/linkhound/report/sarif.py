@@ -7,11 +7,13 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from ..status import Status
+from ..suggestions import HTTPS, MOVED, Suggestion, rewrite
 from ..summary import Report
 from ..types import Reference, Result
 from . import common
 from .base import WholeReport
-from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers
+from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers, sorted_refs
+from .fixes import notice
 from .records import Record, dumps, summary_record
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -64,11 +66,11 @@ class Sarif(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status))
             for ref in referrers(result)
         ]
-        driver = {
-            "name": "linkhound",
-            "version": common.tool_version(),
-            "rules": [_rule(status, rule) for status, rule in RULES.items()],
-        }
+        rules = [_rule(status, rule) for status, rule in RULES.items()]
+        if report.suggestions:  # after the status rules, whose indexes never move; only when there are any
+            results += [_fix_result(s, ref, len(rules)) for s in report.suggestions for ref in referrers_of(s)]
+            rules += [_fix_rule(kind, title, text) for kind, (title, text) in FIX_RULES.items()]
+        driver = {"name": "linkhound", "version": common.tool_version(), "rules": rules}
         # The run itself worked even when links failed; its warnings are notifications of the tool, not results.
         invocation = {
             "executionSuccessful": True,
@@ -113,6 +115,49 @@ def _result(result: Result, ref: Reference | None) -> Record:
         "redirects": list(result.redirects),
         "cached": result.cached,
     }
+    return out
+
+
+# The rules of links to fix (--suggest-fixes, --suggest-https), by Suggestion.kind.
+FIX_RULES = {
+    MOVED: ("Link moved", "The link answers with a permanent redirect (301, 308): link to where it leads."),
+    HTTPS: ("Link has an https:// twin", "The https:// form of this http:// link answers the same: use it."),
+}
+
+
+def _fix_rule(kind: str, title: str, help_text: str) -> Record:
+    return {
+        "id": f"link-{kind}",
+        "name": "LinkMoved" if kind == MOVED else "LinkHttps",
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": help_text},
+        "defaultConfiguration": {"level": "note"},
+    }
+
+
+def referrers_of(s: Suggestion) -> list[Reference | None]:
+    return [*sorted_refs(s.references)] or [None]
+
+
+def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
+    _, message = notice(s)
+    out: Record = {
+        "ruleId": f"link-{s.kind}",
+        "ruleIndex": first + list(FIX_RULES).index(s.kind),
+        "level": "note",
+        "message": {"text": printable(message)},
+    }
+    if ref is not None:
+        physical = _physical(ref)
+        out["locations"] = [{"physicalLocation": physical}]
+        new = rewrite(ref.text, s.replacement)
+        verbatim = "&" not in ref.text and "\\" not in ref.text  # else it may be spelled with entities or escapes
+        if new is not None and verbatim and "region" in physical and ref.column > 0 and not is_url(ref.source):
+            region = {"startLine": ref.line, "startColumn": ref.column, "endColumn": ref.column + len(ref.text)}
+            change = {"artifactLocation": physical["artifactLocation"],
+                      "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            out["fixes"] = [{"description": {"text": printable(message)}, "artifactChanges": [change]}]
+    out["properties"] = {"url": s.url, "replacement": s.replacement, "kind": s.kind}
     return out
 
 
