@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find broken links in files, URL lists, sitemaps and whole websites.",
         epilog="Settings come from [tool.linkhound] in pyproject.toml, then linkhound.toml, then each --config "
         "FILE, then flags (docs/config.md). Exit codes: 0 all links fine, 2 broken links found (or blocked ones, "
-        "with --fail-on-blocked), 1 usage, input or config error, 130 interrupted.",
+        "with --fail-on-blocked), 1 usage, input or config error, 130 interrupted. `linkhound fix --help`: rewrite "
+        "links that moved for good.",
     )
     a = p.add_argument
     a("inputs", nargs="*", metavar="INPUT", help="URL, file, directory, quoted glob ('docs/**/*.md'), or - for stdin")
