@@ -83,3 +83,39 @@ def test_https_twin_is_on_the_default_port_only() -> None:
     assert https_twin("http://a.test:8080/x") is None
     assert https_twin("http://[::1]/x") == "https://[::1]/x"
     assert https_twin("https://a.test/x") is None
+
+
+async def test_suggestions_survive_a_state_file(site: Site, tmp_path: Path) -> None:
+    _moves(site)
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"[x]({site.url('/older')})\n")
+    report = await linkhound.check([str(doc)], suggest_fixes=True, state=str(tmp_path / "state.sqlite"))
+    assert [(s.url, s.replacement) for s in report.suggestions] == [(site.url("/older"), site.url("/new"))]
+
+
+async def test_a_distributed_job_reports_its_links_to_fix_and_unchanged_count(site: Site, redis_url: str,
+                                                                              tmp_path: Path) -> None:
+    import asyncio
+    import json
+    import subprocess
+    import sys
+
+    _moves(site)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp_path, check=True)
+    doc = tmp_path / "a.md"
+    doc.write_text(f"[old]({site.url('/old')})\n")
+    subprocess.run(["git", "add", "a.md"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t.test", "commit", "-q", "-m", "one"],
+                   cwd=tmp_path, check=True)
+    doc.write_text(f"[old]({site.url('/old')})\n[older]({site.url('/older')})\n")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--redis", redis_url, "--job", "fixes", "--no-config", "--format", "json",
+        "--suggest-fixes", "--changed-since", "main", "--output", str(out), "a.md", cwd=tmp_path,
+        stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(lead.communicate(), 60)
+    assert lead.returncode == 0, err
+    report = json.loads(out.read_text())
+    assert [(s["url"], s["replacement"]) for s in report["suggestions"]] == [(site.url("/older"), site.url("/new"))]
+    assert report["summary"]["unchanged"] == 1
+    assert [r["url"] for r in report["results"]] == [site.url("/older")]  # line 1 is unchanged: not checked

@@ -217,7 +217,9 @@ class Engine:
     def _links(self, inp: Input) -> Links:
         """The links of a local input; with --changed-since, only those in changed lines (the rest counted)."""
         links = self._sorter.files.links(inp)
-        lines = self._changed.lines(inp.path) if self._changed is not None and inp.path is not None else None
+        lines = None  # every line counts; stdin too, which has no history
+        if self._changed is not None and inp.path is not None and not inp.stdin:
+            lines = self._changed.lines(inp.path)
         if lines is None:
             yield from links
             return

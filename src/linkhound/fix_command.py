@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .arguments import Parser, add_config_flags, add_settings_flags, options_from_args
 from .link_fixer import FileFix, plan_fixes
 
-EXIT_OK, EXIT_USAGE, EXIT_TO_FIX = 0, 1, 2
+EXIT_OK, EXIT_USAGE, EXIT_TO_FIX, EXIT_INTERRUPTED = 0, 1, 2, 130
 # Options of the report, or of crawling, that mean nothing here: fix reads files and writes a diff.
 _NOT_HERE = frozenset({"format", "output", "verbose", "summary_only", "all_referrers", "recursive", "color",
                        "suggest_fixes"})
@@ -42,7 +42,11 @@ def main(args: Sequence[str]) -> int:
     config = load_config(ns.config or (), discover=not ns.no_config)
     options = {**config.merged(options_from_args(ns)), "suggest_fixes": True, "recursive": False}
     settings = make_settings(**options)
-    report = run_loop(start(ns.inputs, settings, named_in="command line").report())
+    try:
+        report = run_loop(start(ns.inputs, settings, named_in="command line").report())
+    except KeyboardInterrupt:  # nothing is written from a check cut short
+        _say("interrupted: nothing written")
+        return EXIT_INTERRUPTED
     fixes = plan_fixes(report)
     for fix in fixes:
         for edit, why in fix.skipped:
