@@ -3,8 +3,8 @@
 from .api import check, crawl, make_settings, start
 from .config import Config, load_config
 from .exceptions import ConfigError, InputError, LinkhoundError, OptionError, UsageError
+from .fix_plan import FileFix, plan_fixes
 from .host_pool import HostStats
-from .link_fixer import FileFix, plan_fixes
 from .run import Run
 from .settings import Settings, parse_accept
 from .status import Status

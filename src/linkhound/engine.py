@@ -16,10 +16,10 @@ from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher
+from .fix_finder import with_suggestions
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
-from .link_fixes import with_suggestions
 from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from .arguments import Parser, add_config_flags, add_settings_flags, options_from_args
-from .link_fixer import FileFix, plan_fixes
+from .fix_plan import FileFix, plan_fixes
 
 EXIT_OK, EXIT_USAGE, EXIT_TO_FIX, EXIT_INTERRUPTED = 0, 1, 2, 130
 # Options of the report, or of crawling, that mean nothing here: fix reads files and writes a diff.
