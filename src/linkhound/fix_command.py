@@ -10,11 +10,13 @@ from collections.abc import Sequence
 
 from .arguments import Parser, add_config_flags, add_settings_flags, options_from_args
 from .fix_plan import FileFix, plan_fixes
+from .options import CRAWLING, option_fields
+from .settings import Settings
 
 EXIT_OK, EXIT_USAGE, EXIT_TO_FIX, EXIT_INTERRUPTED = 0, 1, 2, 130
 # Options of the report, or of crawling, that mean nothing here: fix reads files and writes a diff.
-_NOT_HERE = frozenset({"format", "output", "verbose", "summary_only", "all_referrers", "recursive", "color",
-                       "suggest_fixes"})
+_NOT_HERE = frozenset({"format", "output", "verbose", "summary_only", "all_referrers", "color", "progress",
+                       "host_stats", "fail_on_blocked", "suggest_fixes"})
 
 
 def fix_parser() -> argparse.ArgumentParser:
@@ -30,7 +32,8 @@ def fix_parser() -> argparse.ArgumentParser:
     p.add_argument("inputs", nargs="+", metavar="FILE", help="Markdown or HTML file, directory, or quoted glob")
     p.add_argument("--write", action="store_true", help="rewrite the files in place instead of printing a diff")
     add_config_flags(p)
-    add_settings_flags(p, leave_out=_NOT_HERE)
+    crawling = {f.name for f in option_fields(Settings) if f.option.group == CRAWLING}
+    add_settings_flags(p, leave_out=_NOT_HERE | crawling)
     return p
 
 
@@ -40,7 +43,8 @@ def main(args: Sequence[str]) -> int:
 
     ns = fix_parser().parse_args(args)
     config = load_config(ns.config or (), discover=not ns.no_config)
-    options = {**config.merged(options_from_args(ns)), "suggest_fixes": True, "recursive": False}
+    # a config file's crawl (recursive, a state file to resume) is not this command's: it checks the files given
+    options = {**config.merged(options_from_args(ns)), "suggest_fixes": True, "recursive": False, "state": None}
     settings = make_settings(**options)
     try:
         report = run_loop(start(ns.inputs, settings, named_in="command line").report())
