@@ -40,7 +40,6 @@ class Markdown(WholeReport):
             out += ["**Warnings**", "", *(f"- {code(w)}" for w in report.summary.warnings), ""]
         if self.summary_only:
             return "\n".join(out)
-        out += _fixes(report)
         results, notes = self._fold(r for r in report.results if self.verbose or is_problem(r.status))
         groups = by_source(results)
         if not groups:
@@ -60,7 +59,7 @@ class Markdown(WholeReport):
             out.append("")
             for url, hidden in notes.get(source, ()):
                 out += [f"{more(hidden)} referrers of {code(url)}", ""]
-        return "\n".join(out)
+        return "\n".join(out + _fixes(report))
 
     def _fold(self, results: Iterable[Result]) -> tuple[list[Result], dict[str, list[tuple[str, int]]]]:
         """Results cut to their first referrers, and the notes on what was cut, each kept for the table of
