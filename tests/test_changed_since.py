@@ -117,3 +117,10 @@ def test_parse_diff_reads_hunks_deletions_and_quoted_paths() -> None:
         '+++ "b/t\\303\\251 \\"q\\".md"', "@@ -0,0 +1 @@", "+x",
     ]
     assert parse_diff(diff) == {"x.md": frozenset({3, 11, 12}), 'té "q".md': frozenset({1})}
+
+
+async def test_stdin_has_no_history_and_counts_whole(repo: Path, site: Site) -> None:
+    code, out, err = await arun("--changed-since", "main", "--no-config", "-", stdin=f"[p1]({site.url('/p1')})\n",
+                                cwd=repo)
+    assert code == 0, err
+    assert "0 links skipped as unchanged" in out and site.hits("/p1") == 1

@@ -217,12 +217,12 @@ class Engine:
     def _links(self, inp: Input) -> Links:
         """The links of a local input; with --changed-since, only those in changed lines (the rest counted)."""
         links = self._sorter.files.links(inp)
-        lines = None  # every line counts; stdin too, which has no history
-        if self._changed is not None and inp.path is not None and not inp.stdin:
-            lines = self._changed.lines(inp.path)
-        if lines is None:
-            yield from links
-            return
+        if self._changed is None or inp.path is None or inp.stdin:  # (stdin has no history: all of it counts)
+            return links
+        lines = self._changed.lines(inp.path)
+        return links if lines is None else self._changed_only(links, lines)
+
+    def _changed_only(self, links: Links, lines: frozenset[int]) -> Links:
         for link in links:
             if link[0].line in lines:
                 yield link
