@@ -100,3 +100,14 @@ def test_written_end_reads_entities_and_markdown_escapes() -> None:
     assert written_end('"http://a.test/?a=1&amp;b=2"', 1, "http://a.test/?a=1&b=2") == 27
     assert written_end("(http://a.test/a\\_b)", 1, "http://a.test/a_b") == 19
     assert written_end("(http://a.test/ab)", 1, "http://a.test/a_b") is None
+
+
+async def test_a_file_that_cant_be_written_is_a_warning_not_a_traceback(site: Site, tmp_path: Path) -> None:
+    _site(site)
+    doc = tmp_path / "doc.md"
+    doc.write_text(f"[x]({site.url('/old')})\n")
+    (tmp_path / "doc.md.linkhound-fix").mkdir()  # where the new bytes would be written first: can't be
+    code, _, err = await arun("fix", "--no-config", "--write", str(doc), cwd=tmp_path)
+    assert code == 2 and "Traceback" not in err
+    assert f"{doc}: not fixed: can't write it: is a directory" in err
+    assert doc.read_text() == f"[x]({site.url('/old')})\n"

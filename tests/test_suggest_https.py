@@ -7,10 +7,12 @@ ports, with a certificate from a test authority trusted through SSL_CERT_FILE. T
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import ssl
 import subprocess
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -45,15 +47,23 @@ async def twins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterato
     yield plain, secure
     await plain.stop()
     await secure.stop()
+    # The test server's side of a TLS connection closes only once the client's close_notify is in (or after
+    # 30 s): one still closing when the loop ends is collected in some later test, as an unclosed socket of
+    # the server. Collected here instead, where it belongs; the server's, not linkhound's.
+    await asyncio.sleep(0.1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def _pages(plain: Site, secure: Site) -> None:
+    close = {"Connection": "close"}  # no TLS connection left open to close when the server stops
     for site in (plain, secure):
-        site.page("/same", '<h1 id="top">the same page</h1>')
-        site.page("/", "home")
+        site.page("/same", '<h1 id="top">the same page</h1>', headers=close)
+        site.page("/", "home", headers=close)
     plain.page("/http-only", "only on http")
     plain.page("/elsewhere", "a page")
-    secure.redirect("/elsewhere", "/", 302)  # https:// sends it to the home page: not the same
+    secure.status("/elsewhere", 302, {"Location": "/", **close})  # https:// sends it home: not the same
     plain.redirect("/moved", f"{secure.base}/same", 301)  # moved for good: that suggestion, no twin asked
 
 

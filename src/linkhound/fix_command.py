@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
@@ -57,9 +58,15 @@ def main(args: Sequence[str]) -> int:
             _say(f"{fix.path}:{edit.line}:{edit.column}: not fixed: {why}")
     changed = [fix for fix in fixes if fix.applied]
     links = sum(len(fix.applied) for fix in changed)
+    unwritten = 0
     if ns.write:
         for fix in changed:
-            _write(fix)
+            try:
+                _write(fix)
+            except OSError as e:
+                _say(f"{fix.path}: not fixed: can't write it: {(e.strerror or str(e)).lower()}")
+                unwritten += len(fix.applied)
+        links -= unwritten
     else:
         sys.stdout.writelines(fix.diff() for fix in changed)
     if not settings.quiet:
@@ -68,17 +75,22 @@ def main(args: Sequence[str]) -> int:
             _say(f"{broken} broken link{'s' if broken != 1 else ''} (not fixed here: linkhound FILE... lists them)")
         where = f"{links} link{'s' if links != 1 else ''} in {len(changed)} file{'s' if len(changed) != 1 else ''}"
         _say(("fixed " if ns.write else "to fix: ") + where + ("" if ns.write or not links else " (--write to apply)"))
-    left = any(fix.skipped for fix in fixes)
+    left = unwritten or any(fix.skipped for fix in fixes)
     return EXIT_TO_FIX if left or (links and not ns.write) else EXIT_OK
 
 
 def _write(fix: FileFix) -> None:
     """The new bytes in place of the old, by a rename (a crash never leaves half a file), keeping the mode."""
     tmp = f"{fix.path}.linkhound-fix"
-    with open(tmp, "wb") as f:
-        f.write(fix.after)
-    os.chmod(tmp, os.stat(fix.path).st_mode & 0o7777)
-    os.replace(tmp, fix.path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(fix.after)
+        os.chmod(tmp, os.stat(fix.path).st_mode & 0o7777)
+        os.replace(tmp, fix.path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _say(text: str) -> None:
