@@ -3,10 +3,12 @@
 from .api import check, crawl, make_settings, start
 from .config import Config, load_config
 from .exceptions import ConfigError, InputError, LinkhoundError, OptionError, UsageError
+from .fix_plan import FileFix, plan_fixes
 from .host_pool import HostStats
 from .run import Run
 from .settings import Settings, parse_accept
 from .status import Status
+from .suggestions import Suggestion
 from .summary import Report, Summary
 from .throttle import Throttle, throttle
 from .types import Extraction, Link, Page, RawLink, Reference, Result
@@ -16,6 +18,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Extraction",
+    "FileFix",
     "HostStats",
     "InputError",
     "Link",
@@ -29,6 +32,7 @@ __all__ = [
     "Run",
     "Settings",
     "Status",
+    "Suggestion",
     "Summary",
     "Throttle",
     "UsageError",
@@ -38,6 +42,7 @@ __all__ = [
     "load_config",
     "make_settings",
     "parse_accept",
+    "plan_fixes",
     "start",
     "throttle",
 ]

@@ -73,6 +73,7 @@ class Entry(NamedTuple):
     content_type: str
     redirects: tuple[str, ...]
     anchors: Anchors | None  # known when the body was read (a crawled page, a target of #fragments)
+    redirect_codes: tuple[int, ...] = ()
 
     def serves(self) -> Plan:
         """The plans this answer satisfies, as the fetch that made it did: a failure or an answer with no
@@ -84,7 +85,7 @@ class Entry(NamedTuple):
 
     def result(self, url: str, depth: int, cached: bool) -> Result:
         return Result(url, self.status, self.code, self.reason, self.redirects, 0.0, depth, self.content_type,
-                      cached=cached)
+                      cached=cached, redirect_codes=self.redirect_codes)
 
     def validators(self) -> dict[str, str]:
         """The headers of a conditional request: a 304 answer means this entry still holds."""
@@ -131,8 +132,8 @@ class ResultCache:
             return None
         status, code, reason, at, etag, modified, ctype, redirects, anchors, ci = row
         names = None if anchors is None else Anchors(frozenset(orjson.loads(anchors)), bool(ci))
-        chain = tuple(orjson.loads(redirects)) if redirects else ()
-        return Entry(Status(status), code, reason, at, etag, modified, ctype, chain, names)
+        chain, codes = _chain(redirects)
+        return Entry(Status(status), code, reason, at, etag, modified, ctype, chain, names, codes)
 
     def usable(self, entry: Entry, plan: Plan) -> bool:
         """Whether entry may stand for a fetch of plan (fresh or not): its status may be reused and its answer
@@ -156,7 +157,7 @@ class ResultCache:
             return
         h = headers or {}
         names = None if anchors is None else orjson.dumps(sorted(anchors.names)).decode()
-        chain = orjson.dumps(list(result.redirects)).decode() if result.redirects else None
+        chain = _chain_text(result) if result.redirects else None
         at = self._clock() if checked_at is None else checked_at
         ci = int(anchors is not None and anchors.case_insensitive)
         if not self._pending:
@@ -257,3 +258,19 @@ def _move_aside(path: str) -> str:
 
 def _warn(message: str) -> None:
     print(f"linkhound: warning: {message}", file=sys.stderr)
+
+
+def _chain_text(result: Result) -> str:
+    """The redirects column: [url, status] per hop (a bare url when the status isn't known)."""
+    codes = result.redirect_codes
+    hops = [[u, c] for u, c in zip(result.redirects, codes, strict=True)] if len(codes) == len(result.redirects) \
+        else list(result.redirects)
+    return orjson.dumps(hops).decode()
+
+
+def _chain(text: str | None) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The redirects and their codes from the redirects column (bare urls, as earlier versions wrote: no codes)."""
+    hops = orjson.loads(text) if text else []
+    if not all(isinstance(h, list) for h in hops):
+        return tuple(h if isinstance(h, str) else h[0] for h in hops), ()
+    return tuple(h[0] for h in hops), tuple(h[1] for h in hops)

@@ -36,6 +36,7 @@ class Outcome(NamedTuple):
     elapsed: float
     response: Response | None = None
     same_as: str = ""  # a redirect reached this URL, checked on its own: its result is this one's
+    redirect_codes: tuple[int, ...] = ()  # the status of each redirect
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +92,7 @@ class HttpChecker:
                     continue
                 return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), (), time.monotonic() - started)
             except KnownTarget as e:
-                return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url)
+                return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url, e.codes)
             except RedirectError as e:
                 return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
             except AddressExcluded as e:  # --exclude-private and friends: never connected
@@ -140,7 +141,7 @@ class HttpChecker:
             status = Status.BROKEN
         if resp.truncated and status is Status.OK:
             reason = BODY_CUT
-        return Outcome(status, code, reason, resp.redirects, elapsed, resp)
+        return Outcome(status, code, reason, resp.redirects, elapsed, resp, "", resp.redirect_codes)
 
     def _backoff(self, attempt: int) -> float:
         base = self._policy.retry_backoff * 2.0 ** (attempt - 1)

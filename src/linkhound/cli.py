@@ -9,33 +9,29 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import IO, Any, NoReturn
+from typing import IO, NoReturn
 
 from . import HostStats, Report, Result, Run, Settings, Status
+from .arguments import Parser, add_config_flags, add_settings_flags, options_from_args
 from .cli_common import (
     EXIT_BROKEN,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_TERMINATED,
     EXIT_USAGE,
-    Parser,
     open_output,
     redis_timeout,
     seconds,
     use_color,
 )
-from .options import GROUPS, OptionField, option_fields
 from .progress import Progress
 from .redis_state import LEASE
 from .report import Reporter
 from .types import Event
 from .version import __version__
 
+__all__ = ["build_parser", "entry", "main", "options_from_args"]
 SIGTERM_GRACE = 5.0  # seconds requests in flight may still take after SIGTERM
-
-
-def _csv(value: str) -> tuple[str, ...]:
-    return tuple(v.strip() for v in value.split(",") if v.strip())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find broken links in files, URL lists, sitemaps and whole websites.",
         epilog="Settings come from [tool.linkhound] in pyproject.toml, then linkhound.toml, then each --config "
         "FILE, then flags (docs/config.md). Exit codes: 0 all links fine, 2 broken links found (or blocked ones, "
-        "with --fail-on-blocked), 1 usage, input or config error, 130 interrupted.",
+        "with --fail-on-blocked), 1 usage, input or config error, 130 interrupted. `linkhound fix --help`: rewrite "
+        "links that moved for good.",
     )
     a = p.add_argument
     a("inputs", nargs="*", metavar="INPUT", help="URL, file, directory, quoted glob ('docs/**/*.md'), or - for stdin")
@@ -56,11 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     a("--dump-inputs", action="store_true", help="print the documents and URLs that would be read, and check nothing")
     a("-V", "--version", action="version", version=f"linkhound {__version__}")
 
-    g = p.add_argument_group("config")
-    g.add_argument("--config", action="append", metavar="FILE",
-                   help="read settings from FILE after pyproject.toml and linkhound.toml (repeatable; later wins)")
-    g.add_argument("--no-config", action="store_true",
-                   help="don't read pyproject.toml, linkhound.toml or .linkhoundignore from this directory")
+    g = add_config_flags(p)
     g.add_argument("--print-config", action="store_true", help="print the settings in effect as TOML and exit")
 
     g = p.add_argument_group("distributed mode (pip install 'linkhound[redis]')")
@@ -74,37 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
                    f"process takes it (default: {LEASE:g})")
     redis_timeout(g)
 
-    declared = [f for f in option_fields(Settings) if not f.option.config_only]
-    for group in GROUPS:
-        g = p.add_argument_group(group)
-        for f in declared:
-            if f.option.group == group:
-                help_text = f.help_text().replace("%", "%%")  # argparse formats help with %
-                g.add_argument(*f.flags, dest=f.name, default=None, help=help_text, **_how(f))
+    add_settings_flags(p)
     return p
-
-
-def _how(f: OptionField) -> dict[str, Any]:
-    """How argparse reads f: on/off with a --no- form, a repeatable or comma-separated list, a number, text.
-
-    Every flag defaults to None, "not given", so that only what the user typed goes over the config files."""
-    if f.kind is bool:
-        # the --no- form lets a flag undo what a config file turned on (or off)
-        return {"action": argparse.BooleanOptionalAction}
-    how: dict[str, Any] = {"metavar": f.option.metavar} if f.option.metavar else {}
-    if f.option.choices:
-        how["choices"] = f.option.choices
-    if f.kind is tuple:
-        how.update({"type": _csv} if f.option.comma else {"action": "append"})
-    elif f.kind in (int, float):
-        how["type"] = f.kind
-    return how  # str, and values Settings reads from a string (--accept)
-
-
-def options_from_args(ns: argparse.Namespace) -> dict[str, Any]:
-    """The settings the user gave on the command line (unset flags are left out)."""
-    given = ((f.name, getattr(ns, f.name, None)) for f in option_fields(Settings))
-    return {name: tuple(v) if isinstance(v, list) else v for name, v in given if v is not None}
 
 
 def entry() -> NoReturn:
@@ -119,6 +83,8 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["fix"]:
+        return _fix(args[1:])
     from .exceptions import LinkhoundError
 
     try:
@@ -129,6 +95,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(build_parser().parse_args(args))
     except LinkhoundError as e:
         print(f"linkhound: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+def _fix(args: Sequence[str]) -> int:
+    from .exceptions import LinkhoundError
+    from .fix_command import main as fix_main
+
+    try:
+        return fix_main(args)
+    except LinkhoundError as e:
+        print(f"linkhound fix: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

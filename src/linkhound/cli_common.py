@@ -5,20 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import IO, TYPE_CHECKING, NoReturn
+from typing import IO, TYPE_CHECKING
 
+from .arguments import Parser
 from .redis_link import TIMEOUT as REDIS_TIMEOUT
 
 if TYPE_CHECKING:
     from .settings import Settings
 
+__all__ = ["Parser", "open_output", "redis_timeout", "seconds", "use_color"]
+
 EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        # one line, exit code 1: usage errors are not tracebacks
-        self.exit(EXIT_USAGE, f"linkhound: error: {message} (see linkhound --help)\n")
 
 
 def seconds(text: str) -> float:

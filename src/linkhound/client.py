@@ -43,10 +43,11 @@ class RedirectError(Exception):
 class KnownTarget(Exception):
     """A redirect reached a URL the run checks on its own: that result is reused, not asked for again."""
 
-    def __init__(self, url: str, chain: tuple[str, ...]) -> None:
+    def __init__(self, url: str, chain: tuple[str, ...], codes: tuple[int, ...] = ()) -> None:
         super().__init__(url)
         self.url = url
         self.chain = chain
+        self.codes = codes  # the status of each redirect in chain
 
 
 class Response(NamedTuple):
@@ -60,6 +61,7 @@ class Response(NamedTuple):
     redirects: tuple[str, ...]  # every URL after the first
     truncated: bool = False  # the body went past max_body_size and was cut
     content_type: str = ""  # the media type, lower-case, without parameters ("text/html")
+    redirect_codes: tuple[int, ...] = ()  # the status (301, 302, ...) of each hop that led to redirects[i]
 
 
 def chosen_backend(options: ClientOptions) -> str:
@@ -116,6 +118,7 @@ class HttpClient:
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
         """
         chain: list[str] = []
+        codes: list[int] = []
         seen = {url}
         current = url
         while True:
@@ -123,7 +126,7 @@ class HttpClient:
             status = hop.status
             location = hop.headers.get("Location") if status in (301, 302, 303, 307, 308) else None
             if location is None:
-                return await self._finish(hop, method, current, tuple(chain), want_body)
+                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
             try:
                 await hop.discard()
             except BaseException:
@@ -134,6 +137,7 @@ class HttpClient:
                 raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
             target = target.split("#", 1)[0]
             chain.append(target)
+            codes.append(status)
             if scheme_of(target) not in ("http", "https"):
                 raise RedirectError(f"redirect to a {scheme_of(target)}: URL refused", tuple(chain))
             if target in seen:
@@ -144,7 +148,7 @@ class HttpClient:
             if status == 303 and method != "HEAD":
                 method = "GET"
             if known is not None and known(target):
-                raise KnownTarget(target, tuple(chain))
+                raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
 
     async def _request(
@@ -199,7 +203,8 @@ class HttpClient:
         return out or None
 
     async def _finish(
-        self, hop: Hop, method: str, url: str, chain: tuple[str, ...], want_body: Callable[[str], bool]
+        self, hop: Hop, method: str, url: str, chain: tuple[str, ...], want_body: Callable[[str], bool],
+        codes: tuple[int, ...] = (),
     ) -> Response:
         body: bytes | None = None
         truncated = False
@@ -212,7 +217,7 @@ class HttpClient:
         except BaseException:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
             raise
-        return Response(url, hop.status, hop.headers, body, chain, truncated, ctype)
+        return Response(url, hop.status, hop.headers, body, chain, truncated, ctype, codes)
 
 
 def default_transport(

@@ -11,11 +11,13 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from .changed_lines import ChangedLines
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher
+from .fix_finder import with_suggestions
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
@@ -70,7 +72,7 @@ class Engine:
             self._ledger = ledger
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
-        checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
+        checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
@@ -93,6 +95,9 @@ class Engine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
+        # --changed-since: the changed lines of each file, and the links left out as unchanged
+        self._changed = ChangedLines.from_git(s.changed_since) if s.changed_since is not None else None
+        self._unchanged = 0
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -106,11 +111,16 @@ class Engine:
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
+                    report = self._report(time.monotonic() - started)
+                    s = self.settings
+                    if (s.suggest_fixes or s.suggest_https) and not self._stopping:
+                        report = await with_suggestions(report, s.suggest_fixes, s.suggest_https, self._checker,
+                                                        self._pool, s.max_concurrency)
             finally:
                 await self._parser.close()
                 if self._cache is not None:
                     self._cache.close()
-            return self._report(time.monotonic() - started)
+            return report
 
     async def _check_all(self, inputs: list[Input]) -> None:
         if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
@@ -222,7 +232,7 @@ class Engine:
         depth = 0 if sitemap is not None else 1
         n = 0
         try:
-            for batch in batches(self._sorter.files.links(inp), _SEED_BATCH):
+            for batch in batches(self._links(inp), _SEED_BATCH):
                 n += len(batch)
                 await self._add(inp.location, batch, depth, local=local, sitemap=sitemap, follow=bool(sitemap))
                 await asyncio.sleep(0)
@@ -231,6 +241,21 @@ class Engine:
                     return
         finally:
             self._page(inp.location, None, n, followed=False)  # the links read, all of them unless stopped
+
+    def _links(self, inp: Input) -> Links:
+        """The links of a local input; with --changed-since, only those in changed lines (the rest counted)."""
+        links = self._sorter.files.links(inp)
+        if self._changed is None or inp.path is None or inp.stdin:  # (stdin has no history: all of it counts)
+            return links
+        lines = self._changed.lines(inp.path)
+        return links if lines is None else self._changed_only(links, lines)
+
+    def _changed_only(self, links: Links, lines: frozenset[int]) -> Links:
+        for link in links:
+            if link[0].line in lines:
+                yield link
+            else:
+                self._unchanged += 1
 
     async def _follow(self, claim: Claim, fetched: Fetched) -> None:
         page, key = fetched.page, await self._redirects.page_key(claim, fetched)
@@ -274,6 +299,8 @@ class Engine:
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        if self._changed is not None:
+            report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, unchanged=self._unchanged))
         if self._drift is None:
             return report
         crawled = [url for url, key, _, _ in self._pages if key is not None]

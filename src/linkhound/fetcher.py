@@ -173,4 +173,5 @@ def _result(claim: Claim, outcome: Outcome) -> Result:
         elapsed=outcome.elapsed,
         depth=claim.depth,
         content_type=response.content_type if response is not None else "",
+        redirect_codes=outcome.redirect_codes,
     )

@@ -104,7 +104,7 @@ class Ledger:
         r = ending.result
         assert r is not None
         result = Result(target.url, r.status, r.code, r.reason, redirect.redirects + r.redirects, redirect.elapsed,
-                        redirect.depth, r.content_type)
+                        redirect.depth, r.content_type, redirect_codes=redirect.redirect_codes + r.redirect_codes)
         self.checked(target.key, result, ending.anchors)
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -197,4 +197,4 @@ def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None =
     """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
     depth = r.depth if depth is None else depth
     return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,
-                  r.cached)
+                  r.cached, r.redirect_codes)

@@ -219,11 +219,12 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
 
 def _result_list(r: Result) -> list[Any]:
     return [r.url, r.status.value, r.code, r.reason, list(r.redirects), r.elapsed, r.depth, r.content_type,
-            r.cached]
+            r.cached, list(r.redirect_codes)]
 
 
 def _result(v: list[Any]) -> Result:
-    return Result(v[0], Status(v[1]), v[2], v[3], tuple(v[4]), v[5], v[6], v[7], cached=v[8])
+    codes = tuple(v[9]) if len(v) > 9 else ()  # (a state file of an earlier version has none)
+    return Result(v[0], Status(v[1]), v[2], v[3], tuple(v[4]), v[5], v[6], v[7], cached=v[8], redirect_codes=codes)
 
 
 def _anchors_list(a: Anchors | None) -> list[Any] | None:

@@ -46,7 +46,7 @@ class Redirects:
         if not await self._state.adopt(end, claim.key):
             self.before_page(end)
             return None  # a page known on its own: crawled once, for itself
-        adopted = dataclasses.replace(fetched.result, url=final, redirects=())
+        adopted = dataclasses.replace(fetched.result, url=final, redirects=(), redirect_codes=())
         self._ledger.adopt(end.key, final, adopted, fetched.anchors)
         return end.key
 

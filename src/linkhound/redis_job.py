@@ -33,6 +33,7 @@ from .redis_state import LEASE, Outbox, RedisState, key_prefix
 from .run import Run
 from .settings import Settings
 from .shared_ledger import SharedLedger, replay
+from .suggestions import moved
 from .summary import Report, SitemapDrift
 from .types import Page
 from .urls import canonical_key
@@ -256,7 +257,9 @@ class _Process:
         def pool(default: HostLimits, overrides: dict[str, HostLimits], max_wait: float) -> RedisHostPool:
             return RedisHostPool(client, default, overrides, max_wait=max_wait)
 
-        self.engine = Engine(settings, self.ledger.page, state=state, ledger=self.ledger, pool=pool, reached=job.known)
+        # links to fix are the job's report's business, made from every result (one process holds only its own)
+        own = dataclasses.replace(settings, suggest_fixes=False, suggest_https=False)
+        self.engine = Engine(own, self.ledger.page, state=state, ledger=self.ledger, pool=pool, reached=job.known)
         self.state = made[0]
 
     async def run(self, inputs: list[Input], follow_stop: bool) -> Report:
@@ -301,6 +304,7 @@ class DistributedRun(Run):
         self._client = connect(redis_url)
         self._job = Job(self._client, job, Patience(redis_url, redis_timeout))
         self._process = _Process(self._client, self._job, settings, True, lease)
+        self._settings = settings
         self._stopped = False
         self._telling: asyncio.Future[Any] | None = None  # the stop, on its way to the workers
         super().__init__(self._process.engine, inputs)
@@ -335,7 +339,8 @@ class DistributedRun(Run):
             if not self._stopped:
                 await self._job.ended(elapsed)
         drift = self._process.engine.sitemap_drift if local.sitemap_drift is not None else None
-        return await self._job.report(elapsed, self._stopped, caps, local.summary.warnings, drift)
+        report = await self._job.report(elapsed, self._stopped, caps, local.summary.warnings, drift)
+        return _links_to_fix(report, local, self._settings)
 
     def stop(self) -> None:
         """Stop the whole job: the workers take no new work either."""
@@ -343,6 +348,17 @@ class DistributedRun(Run):
             self._stopped = True
             self._telling = asyncio.ensure_future(self._job.stop())
         super().stop()
+
+
+def _links_to_fix(report: Report, local: Report, settings: Settings) -> Report:
+    """The job's links that moved for good (--suggest-fixes), and this process's count of links skipped as
+    unchanged (--changed-since: local files are read here only). https:// twins are not asked in a job."""
+    if local.summary.unchanged is not None:
+        report = dataclasses.replace(report, summary=dataclasses.replace(report.summary,
+                                                                         unchanged=local.summary.unchanged))
+    if settings.suggest_fixes and not report.summary.interrupted:
+        report = dataclasses.replace(report, suggestions=tuple(moved(report.results)))
+    return report
 
 
 class Worker:

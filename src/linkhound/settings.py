@@ -193,6 +193,9 @@ class Settings:
     include_code: bool = option(False, "check links in Markdown code spans and blocks", LINKS)
     hidden: bool = option(False, "walk hidden directories", LINKS)
     gitignore: bool = option(True, "skip what .gitignore excludes when walking directories", LINKS)
+    changed_since: str | None = option(
+        None, "check only the links of local files in lines added or changed since REF (a git branch, tag or "
+        "commit; from where it and HEAD part, to the working tree)", LINKS, metavar="REF")
     # -- local files
     root_dir: str | None = option(None, "resolve root-relative links (/x) against DIR", LOCAL, metavar="DIR")
     base_url: str | None = option(None, "treat local files as served under URL", LOCAL, metavar="URL")
@@ -279,6 +282,10 @@ class Settings:
         "auto", "colour the report: auto (on a terminal, unless NO_COLOR is set), always or never", OUTPUT,
         choices=("auto", "always", "never"),
     )
+    suggest_fixes: bool = option(
+        False, "report links that moved for good (301, 308 redirects) with the URL to use instead", OUTPUT)
+    suggest_https: bool = option(
+        False, "report http:// links whose https:// twin answers the same (one more request per such link)", OUTPUT)
     # derived, filled by _validate()
     _compiled: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

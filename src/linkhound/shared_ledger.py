@@ -87,9 +87,10 @@ def _from_a_page(ref: Reference) -> bool:
 
 
 def _result(r: Result) -> tuple[object, ...]:
-    return (r.url, r.status.value, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type)
+    return (r.url, r.status.value, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, r.redirect_codes)
 
 
 def _unresult(f: list[Any]) -> Result:
-    url, status, code, reason, redirects, elapsed, depth, content_type = f
-    return Result(url, Status(status), code, reason, tuple(redirects), elapsed, depth, content_type)
+    url, status, code, reason, redirects, elapsed, depth, content_type, codes = f
+    return Result(url, Status(status), code, reason, tuple(redirects), elapsed, depth, content_type,
+                  redirect_codes=tuple(codes))

@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .status import Status
+from .suggestions import Suggestion
 from .types import Page, Result
 
 
@@ -23,6 +24,7 @@ class Summary:
     caps: tuple[str, ...] = ()  # limits that stopped the crawl short, e.g. "max-pages 100"
     # run-level messages no single result carries: "robots.txt of http://h answered 503: host not crawled"
     warnings: tuple[str, ...] = ()
+    unchanged: int | None = None  # --changed-since: links in lines unchanged since the ref, not checked (else None)
 
     def count(self, status: Status) -> int:
         return self.by_status.get(status, 0)
@@ -64,6 +66,7 @@ class Report:
     summary: Summary
     pages: tuple[Page, ...] = field(default=())
     sitemap_drift: SitemapDrift | None = None  # with --sitemap-drift
+    suggestions: tuple[Suggestion, ...] = ()  # --suggest-fixes, --suggest-https: links to fix, by URL
 
     @property
     def broken(self) -> tuple[Result, ...]:

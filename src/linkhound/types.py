@@ -73,6 +73,7 @@ class Result:
     content_type: str = ""
     references: tuple[Reference, ...] = field(default=())
     cached: bool = False  # reused from the cache of an earlier run (--cache), without a request
+    redirect_codes: tuple[int, ...] = ()  # the status of the answer that led to each of redirects (301, 302...)
 
     @property
     def is_ok(self) -> bool:

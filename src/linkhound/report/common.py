@@ -141,6 +141,8 @@ def summary_line(summary: Summary, paint: Paint = plain) -> str:
         line += "; interrupted"
     if summary.caps:
         line += f"; stopped early by {', '.join(summary.caps)}"
+    if summary.unchanged is not None:  # --changed-since
+        line += f"; {summary.unchanged:,} link{'s' if summary.unchanged != 1 else ''} skipped as unchanged"
     return line
 
 

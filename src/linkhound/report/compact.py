@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..status import Status
 from ..summary import Report
 from ..types import Result
-from . import ansi
+from . import ansi, fixes
 from .base import WholeReport
 from .common import (
     LABELS,
@@ -55,6 +55,7 @@ class Compact(WholeReport):
                 lines.extend(self._entry(result))
             if lines:
                 lines.append("")
+            lines.extend(fixes.text_lines(report, self.all_referrers))
         if report.sitemap_drift is not None:  # --sitemap-drift
             lines += [*drift_lines(report.sitemap_drift, self.summary_only), ""]
         lines.extend(warning_lines(report.summary, self.color))

@@ -23,7 +23,9 @@ class Csv(WholeReport):
     def finish(self, report: Report) -> str:
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        # a "fix" column, the URL to use instead, when there are links to fix (--suggest-fixes, --suggest-https)
+        fix = {s.url: s.replacement for s in report.suggestions}
+        writer.writerow(COLUMNS + (("fix",) if fix else ()))
         for result in by_url(report.results):
             head = [
                 cell(result.url),
@@ -33,15 +35,16 @@ class Csv(WholeReport):
                 cell(" ".join(result.redirects)),
                 f"{result.elapsed:.3f}",
             ]
+            tail = [cell(fix.get(result.url, ""))] if fix else []
             refs = sorted_refs(result.references)
             if not refs:
-                writer.writerow(head + [""] * 6)
+                writer.writerow(head + [""] * 6 + tail)
             for ref in refs:
                 where = [cell(ref.source), str(ref.line), str(ref.column)]
-                writer.writerow(head + where + [cell(ref.element), cell(ref.attribute), cell(ref.text)])
+                writer.writerow(head + where + [cell(ref.element), cell(ref.attribute), cell(ref.text)] + tail)
         if report.sitemap_drift is not None:  # --sitemap-drift
             for status, url in drift_rows(report.sitemap_drift):
-                writer.writerow([cell(url), status] + [""] * 10)
+                writer.writerow([cell(url), status] + [""] * (11 if fix else 10))
         return out.getvalue()
 
 

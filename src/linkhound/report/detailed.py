@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..status import Status
 from ..summary import Report
 from ..types import Result
-from . import ansi
+from . import ansi, fixes
 from .base import WholeReport
 from .common import (
     LABELS,
@@ -37,7 +37,8 @@ class Detailed(WholeReport):
         blocks = [] if self.summary_only else [self._block(r) for r in by_url(report.results)]
         if report.sitemap_drift is not None:  # --sitemap-drift
             blocks.append("\n".join(drift_lines(report.sitemap_drift, self.summary_only)) + "\n")
-        tail = warning_lines(report.summary, self.color)
+        tail = [] if self.summary_only else fixes.text_lines(report, self.all_referrers)
+        tail += warning_lines(report.summary, self.color)
         tail.append(summary_line(report.summary, ansi.paint if self.color else plain))
         blocks.append("\n".join(tail) + "\n")
         return "\n".join(blocks)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..status import Status
+from ..suggestions import Suggestion
 from ..summary import Report, SitemapDrift
 from ..types import Reference, Result
 from .base import WholeReport
@@ -14,9 +15,11 @@ from .common import (
     is_url,
     printable,
     referrers,
+    sorted_refs,
     summary_line,
 )
 from .drift import ORPHAN_HELP, UNLISTED_HELP, drift_headline
+from .fixes import notice
 
 
 class GitHub(WholeReport):
@@ -34,6 +37,7 @@ class GitHub(WholeReport):
                     lines.append(_annotation(result, ref))
         if report.sitemap_drift is not None:  # --sitemap-drift: notices, which fail nothing
             lines.extend(_drift(report.sitemap_drift, self.summary_only))
+            lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
@@ -67,6 +71,23 @@ def _drift(drift: SitemapDrift, headline_only: bool) -> list[str]:
               for url, end in drift.redirected]
     lines += [f"::warning title=Sitemap problem::{_data(problem)}" for problem in drift.problems]
     return lines
+
+
+def _notice(s: Suggestion, ref: Reference) -> str:
+    """A `::notice` on a use of a link to fix: not a failure, a better URL."""
+    title, message = notice(s)
+    props: dict[str, str] = {}
+    if not is_url(ref.source):
+        props["file"] = ref.source
+        if ref.line > 0:
+            props["line"] = str(ref.line)
+            if ref.column > 0:
+                props["col"] = str(ref.column)
+    else:
+        message += f" in {ref.position()}"
+    props["title"] = title
+    params = ",".join(f"{k}={_property(v)}" for k, v in props.items())
+    return f"::notice {params}::{_data(message)}"
 
 
 def _data(s: str) -> str:

@@ -9,7 +9,7 @@ from html import escape
 from ..status import Status
 from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
-from . import common
+from . import common, fixes
 from .base import WholeReport
 from .common import (
     FOLD,
@@ -64,6 +64,7 @@ class Html(WholeReport):
                 "tree": site_tree(report.pages, report.results),
             }
             parts.append(_table(shown, self.verbose))
+            parts.extend(_fixes(report))
             if report.pages:
                 parts.append('<section><h2>Site tree</h2><ul class="tree" id="site-tree"></ul></section>')
             parts.append(f'<script type="application/json" id="linkhound-data">{script_json(data)}</script>')
@@ -74,6 +75,19 @@ class Html(WholeReport):
         )
         parts.append("</body>\n</html>\n")
         return "\n".join(parts)
+
+
+def _fixes(report: Report) -> list[str]:
+    """The links to fix (--suggest-fixes, --suggest-https) as a plain table, when there are any."""
+    if not report.suggestions:
+        return []
+    rows = []
+    for s in report.suggestions:
+        places = "<br>".join(escape(printable(ref.position())) for ref in sorted_refs(s.references))
+        cells = [places, escape(printable(s.url)), escape(printable(s.replacement)), escape(printable(s.reason))]
+        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return [f"<section><h2>{fixes.TITLE}</h2><table><thead><tr><th>Where</th><th>URL</th><th>Use instead</th>"
+            f"<th>Why</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"]
 
 
 def script_json(data: object) -> str:

@@ -12,6 +12,7 @@ from . import common
 from .base import WholeReport
 from .common import by_url, sorted_refs
 from .drift import drift_record
+from .fixes import suggestion_records
 from .records import SCHEMA_VERSION, Record, dumps, page_record, reference_record, result_record, summary_record
 
 # Records serialised per dumps() call, counting each record's references too: far fewer calls than one per
@@ -43,7 +44,10 @@ class JsonReport(WholeReport):
         yield head[: head.rindex("\n}")] + ","
         yield from _array("results", _results(by_url(report.results)), last=False)
         pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
-        yield from _array("pages", _records(page_record(p) for p in pages), last=True)
+        suggestions = suggestion_records(report)  # (only when there are: a run that didn't ask reads the same)
+        yield from _array("pages", _records(page_record(p) for p in pages), last=not suggestions)
+        if suggestions:
+            yield from _array("suggestions", _records(suggestions), last=True)
         yield "\n}\n"
 
 

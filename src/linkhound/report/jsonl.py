@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from ..summary import Report
 from ..types import Result
 from .drift import drift_record
+from .fixes import suggestion_records
 from .records import SCHEMA_VERSION, dumps, result_record, summary_record
 
 
@@ -27,7 +28,9 @@ class JsonLines:
         line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
         drift = "" if report.sitemap_drift is None else dumps({"type": "sitemap_drift"}  # --sitemap-drift
                                                               | drift_record(report.sitemap_drift)) + "\n"
-        return drift + dumps(line) + "\n"
+        fixes = "" if self.summary_only else "".join(
+            dumps({"type": "suggestion"} | record) + "\n" for record in suggestion_records(report))
+        return drift + fixes + dumps(line) + "\n"
 
     def chunks(self, report: Report) -> Iterator[str]:
         yield self.finish(report)

@@ -7,12 +7,14 @@ from collections.abc import Sequence
 
 from ..summary import Report
 from ..types import Reference, Result
+from . import fixes
 from .base import WholeReport
 from .common import LABELS, by_source, describe, printable
 from .drift import drift_lines
 
 WARNINGS_SUITE = "(warnings)"  # the schema lets <testsuites> hold only suites: the run's warnings get one
 DRIFT_SUITE = "(sitemap drift)"  # --sitemap-drift's lists, the same way
+FIXES_SUITE = "(links to fix)"
 
 
 class JUnit(WholeReport):
@@ -41,6 +43,12 @@ class JUnit(WholeReport):
             suite.set("time", "0.000")
             err = ET.SubElement(suite, "system-err")
             err.text = "\n".join(f"warning: {printable(w)}" for w in report.summary.warnings)
+        if report.suggestions:  # not failures: a suite with no testcase, the links to fix in its system-out
+            suite = ET.SubElement(root, "testsuite", name=FIXES_SUITE)
+            _counts(suite, [])
+            suite.set("time", "0.000")
+            out = ET.SubElement(suite, "system-out")
+            out.text = "\n".join("\n".join(fixes.text_lines(report, all_referrers=True)).splitlines())
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

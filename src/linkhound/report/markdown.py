@@ -8,8 +8,20 @@ from collections.abc import Iterable
 
 from ..summary import Report, SitemapDrift
 from ..types import Result
+from . import fixes
 from .base import WholeReport
-from .common import LABELS, by_source, describe, folded_refs, is_problem, more, printable, summary_line
+from .common import (
+    FOLD,
+    LABELS,
+    by_source,
+    describe,
+    folded_refs,
+    is_problem,
+    more,
+    printable,
+    sorted_refs,
+    summary_line,
+)
 from .drift import ORPHAN_HELP, UNLISTED_HELP, drift_headline
 
 
@@ -50,7 +62,7 @@ class Markdown(WholeReport):
             out.append("")
             for url, hidden in notes.get(source, ()):
                 out += [f"{more(hidden)} referrers of {code(url)}", ""]
-        return "\n".join(out)
+        return "\n".join(out + _fixes(report))
 
     def _fold(self, results: Iterable[Result]) -> tuple[list[Result], dict[str, list[tuple[str, int]]]]:
         """Results cut to their first referrers, and the notes on what was cut, each kept for the table of
@@ -82,6 +94,20 @@ def _drift(drift: SitemapDrift, headline_only: bool) -> list[str]:
         if items:
             out += [f"**{title}**", "", *(f"- {item}" for item in items), ""]
     return out
+
+
+def _fixes(report: Report) -> list[str]:
+    """A table of the links to fix (--suggest-fixes, --suggest-https), when there are any."""
+    if not report.suggestions:
+        return []
+    out = [f"### {fixes.TITLE}", "", "| Where | URL | Use instead | Why |", "|---|---|---|---|"]
+    for s in report.suggestions:
+        places = ", ".join(code(r.position(), table=True) for r in sorted_refs(s.references)[:FOLD])
+        hidden = len(s.references) - FOLD
+        places += f" {text(more(hidden))}" if hidden > 0 else ""
+        cells = [places, code(s.url, table=True), code(s.replacement, table=True), text(s.reason)]
+        out.append(f"| {' | '.join(cells)} |")
+    return [*out, ""]
 
 
 _RULE = "|---:|---|---|---|---|"

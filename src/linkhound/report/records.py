@@ -29,7 +29,7 @@ def summary_record(summary: Summary) -> Record:
         "caps": list(summary.caps),
         "by_status": {s.value: summary.count(s) for s in Status},
         "warnings": list(summary.warnings),
-    }
+    } | ({} if summary.unchanged is None else {"unchanged": summary.unchanged})
 
 
 def reference_record(ref: Reference) -> Record:

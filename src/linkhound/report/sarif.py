@@ -7,12 +7,14 @@ from typing import NamedTuple
 from urllib.parse import quote
 
 from ..status import Status
+from ..suggestions import HTTPS, MOVED, Suggestion, rewrite
 from ..summary import Report
 from ..types import Reference, Result
 from . import common
 from .base import WholeReport
-from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers
+from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers, sorted_refs
 from .drift import ORPHAN, ORPHAN_HELP, UNLISTED, UNLISTED_HELP, drift_record, drift_rows
+from .fixes import notice
 from .records import Record, dumps, summary_record
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -75,6 +77,9 @@ class Sarif(WholeReport):
         rules = [_rule(status, rule) for status, rule in RULES.items()]
         if report.sitemap_drift is not None:
             rules += [_rule(None, rule) for rule in DRIFT_RULES.values()]
+        if report.suggestions:  # after the status rules, whose indexes never move; only when there are any
+            results += [_fix_result(s, ref, len(rules)) for s in report.suggestions for ref in referrers_of(s)]
+            rules += [_fix_rule(kind, title, text) for kind, (title, text) in FIX_RULES.items()]
         driver = {"name": "linkhound", "version": common.tool_version(), "rules": rules}
         # The run itself worked even when links failed; its warnings are notifications of the tool, not results.
         invocation = {
@@ -138,6 +143,49 @@ def _drift_result(kind: str, url: str) -> Record:
         "locations": [{"physicalLocation": {"artifactLocation": {"uri": url}}}],
         "properties": {"url": url, "sitemap_drift": kind},
     }
+
+
+# The rules of links to fix (--suggest-fixes, --suggest-https), by Suggestion.kind.
+FIX_RULES = {
+    MOVED: ("Link moved", "The link answers with a permanent redirect (301, 308): link to where it leads."),
+    HTTPS: ("Link has an https:// twin", "The https:// form of this http:// link answers the same: use it."),
+}
+
+
+def _fix_rule(kind: str, title: str, help_text: str) -> Record:
+    return {
+        "id": f"link-{kind}",
+        "name": "LinkMoved" if kind == MOVED else "LinkHttps",
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": help_text},
+        "defaultConfiguration": {"level": "note"},
+    }
+
+
+def referrers_of(s: Suggestion) -> list[Reference | None]:
+    return [*sorted_refs(s.references)] or [None]
+
+
+def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
+    _, message = notice(s)
+    out: Record = {
+        "ruleId": f"link-{s.kind}",
+        "ruleIndex": first + list(FIX_RULES).index(s.kind),
+        "level": "note",
+        "message": {"text": printable(message)},
+    }
+    if ref is not None:
+        physical = _physical(ref)
+        out["locations"] = [{"physicalLocation": physical}]
+        new = rewrite(ref.text, s.replacement)
+        verbatim = "&" not in ref.text and "\\" not in ref.text  # else it may be spelled with entities or escapes
+        if new is not None and verbatim and "region" in physical and ref.column > 0 and not is_url(ref.source):
+            region = {"startLine": ref.line, "startColumn": ref.column, "endColumn": ref.column + len(ref.text)}
+            change = {"artifactLocation": physical["artifactLocation"],
+                      "replacements": [{"deletedRegion": region, "insertedContent": {"text": new}}]}
+            out["fixes"] = [{"description": {"text": printable(message)}, "artifactChanges": [change]}]
+    out["properties"] = {"url": s.url, "replacement": s.replacement, "kind": s.kind}
+    return out
 
 
 def _physical(ref: Reference) -> Record:

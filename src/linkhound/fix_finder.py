@@ -1,0 +1,51 @@
+"""The end of a run with --suggest-fixes or --suggest-https: the links to fix, put on the Report. The https://
+twins are asked here, after the run's own requests, through the run's client and host limits."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+
+from .checker import HttpChecker
+from .host_pool import HostPool
+from .status import Status
+from .suggestions import HTTPS, Suggestion, https_twin, moved, moved_to, same_answer
+from .summary import Report
+from .types import Result
+from .urls import host_of
+
+_POLL = 0.05  # seconds between two tries for a host slot that is taken
+
+
+async def with_suggestions(report: Report, fixes: bool, https: bool, checker: HttpChecker, pool: HostPool,
+                           concurrency: int) -> Report:
+    found = moved(report.results) if fixes else []
+    if https:
+        found += await _https_twins(report.results, checker, pool, concurrency)
+    return dataclasses.replace(report, suggestions=tuple(sorted(found, key=lambda s: (s.url, s.kind))))
+
+
+async def _https_twins(results: tuple[Result, ...], checker: HttpChecker, pool: HostPool,
+                       concurrency: int) -> list[Suggestion]:
+    """One request per fine http:// link (not one that moved for good: that suggestion says more)."""
+    asked = [(r, twin) for r in results
+             if r.status is Status.OK and "#" not in r.url and moved_to(r) is None and (twin := https_twin(r.url))]
+    gate = asyncio.Semaphore(concurrency)
+
+    async def ask(result: Result, twin: str) -> Suggestion | None:
+        async with gate:
+            host = host_of(twin)
+            while (wait := pool.try_acquire(host)) > 0:
+                await asyncio.sleep(_POLL if math.isinf(wait) else wait)
+            try:
+                outcome = await checker.check(twin, "HEAD", lambda ctype: False, host)
+            finally:
+                pool.release(host)
+        answer = Result(twin, outcome.status, outcome.code, outcome.reason, outcome.redirects)
+        if not same_answer(result, answer):
+            return None
+        return Suggestion(result.url, twin, HTTPS, "https:// answers the same", result.references)
+
+    answers = await asyncio.gather(*(ask(r, twin) for r, twin in asked))
+    return [s for s in answers if s is not None]
