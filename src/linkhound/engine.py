@@ -27,10 +27,12 @@ from .redirects import Redirects
 from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
+from .soft404 import SoftNotFound
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
 from .summary import Report
+from .tls_expiry import CertificateWatch
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
@@ -71,7 +73,10 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        soft = SoftNotFound(checker) if s.soft_404 else None
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
+        window = s.tls_window
+        self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure)
         self._guard = TrapGuard(s.max_path_variants)
         # url, key, links, followed
         self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
@@ -99,6 +104,8 @@ class Engine:
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
+                    if self._certs is not None:
+                        await self._certs.close()
             finally:
                 await self._parser.close()
                 if self._cache is not None:
@@ -127,6 +134,8 @@ class Engine:
     async def _visit(self, claim: Claim) -> Plan:
         try:
             fetched = await self._fetcher.fetch(claim)
+            if self._certs is not None:
+                self._certs.note(fetched.result)
             if fetched.same_as:
                 await self._redirects.same_as(claim, fetched)  # its result: that of the URL the redirect reached
                 return fetched.served
@@ -160,6 +169,8 @@ class Engine:
         self.stop()
         for task in self._tasks:
             task.cancel()
+        if self._certs is not None:
+            self._certs.cancel()
 
     # -- seeding and following ------------------------------------------------------------------------
 
@@ -244,7 +255,8 @@ class Engine:
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
-        return self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
+        return report if self._certs is None else self._certs.into(report)
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

@@ -7,6 +7,7 @@ from ..summary import Report
 from ..types import Result
 from . import ansi
 from .base import WholeReport
+from .certificates import certificate_lines
 from .common import (
     LABELS,
     by_url,
@@ -34,7 +35,7 @@ class Detailed(WholeReport):
 
     def finish(self, report: Report) -> str:
         blocks = [] if self.summary_only else [self._block(r) for r in by_url(report.results)]
-        tail = warning_lines(report.summary, self.color)
+        tail = certificate_lines(report.summary) + warning_lines(report.summary, self.color)
         tail.append(summary_line(report.summary, ansi.paint if self.color else plain))
         blocks.append("\n".join(tail) + "\n")
         return "\n".join(blocks)

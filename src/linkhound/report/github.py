@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..status import Status
-from ..summary import Report
+from ..summary import Report, Summary
 from ..types import Reference, Result
 from .base import WholeReport
+from .certificates import when
 from .common import (
     TITLES,
     by_status_then_url,
@@ -32,8 +33,16 @@ class GitHub(WholeReport):
                 for ref in referrers(result):
                     lines.append(_annotation(result, ref))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
+        lines.extend(_expiring(report.summary))
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
+
+
+def _expiring(summary: Summary) -> list[str]:
+    """With --tls-expiry-fail an expiring certificate fails the run: an ::error each (its warning is above)."""
+    if not summary.certificates_fail:
+        return []
+    return [f"::error title=TLS certificate expiring::{_data(f'{c.host} expires {when(c)}')}" for c in summary.expiring]
 
 
 def _annotation(result: Result, ref: Reference | None) -> str:

@@ -11,9 +11,11 @@ from ..summary import Report, Summary
 from ..types import Result
 from . import common
 from .base import WholeReport
+from .certificates import certificate_rows
 from .common import (
     FOLD,
     LABELS,
+    OPT_IN,
     by_status_then_url,
     describe,
     duration,
@@ -47,6 +49,7 @@ class Html(WholeReport):
             _head(css),
             _header(report.summary),
             *_warnings(report.summary),
+            *_certificates(report.summary),
             _cards(report.summary),
             '<section class="charts">',
             f"<figure><figcaption>Results by status</figcaption>{status_chart(report.summary)}</figure>",
@@ -117,13 +120,26 @@ def _warnings(summary: Summary) -> list[str]:
     return [f'<section class="warnings" role="note"><h2>Warnings</h2><ul>{items}</ul></section>']
 
 
+def _certificates(summary: Summary) -> list[str]:
+    """--tls-expiry: the hosts' certificates, expiring ones marked."""
+    if summary.certificates is None:
+        return []
+    rows = "".join(
+        f"<tr><td>{escape(printable(host))}</td><td>{escape(expires)}</td><td>{note}</td></tr>"
+        for host, expires, note in certificate_rows(summary)
+    )
+    head = "<tr><th>Host</th><th>Expires</th><th></th></tr>"
+    return [f'<section class="certificates"><h2>TLS certificates</h2><table>{head}{rows}</table></section>']
+
+
 def _cards(summary: Summary) -> str:
     cards = [
         ("links", f"{summary.total:,}", ""),
         ("unique", f"{summary.unique:,}", ""),
         ("failed", f"{summary.broken:,}", " s-broken" if summary.broken else ""),
     ]
-    cards += [(LABELS[s], f"{summary.count(s):,}", f" s-{s.value}") for s in Status]
+    cards += [(LABELS[s], f"{summary.count(s):,}", f" s-{s.value}") for s in Status
+              if s not in OPT_IN or summary.count(s)]
     cards += [
         ("redirected", f"{summary.redirects:,}", ""),
         ("documents", f"{summary.pages:,}", ""),

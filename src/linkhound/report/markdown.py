@@ -6,9 +6,10 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from ..summary import Report
+from ..summary import Report, Summary
 from ..types import Result
 from .base import WholeReport
+from .certificates import certificate_rows
 from .common import LABELS, by_source, describe, folded_refs, is_problem, more, printable, summary_line
 
 
@@ -26,6 +27,7 @@ class Markdown(WholeReport):
         if report.summary.warnings:
             # code spans, like every URL here: a warning names hosts and pages that must not become links
             out += ["**Warnings**", "", *(f"- {code(w)}" for w in report.summary.warnings), ""]
+        out += _certificates(report.summary)
         if self.summary_only:
             return "\n".join(out)
         results, notes = self._fold(r for r in report.results if self.verbose or is_problem(r.status))
@@ -67,6 +69,15 @@ class Markdown(WholeReport):
 
 _RULE = "|---:|---|---|---|---|"
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
+def _certificates(summary: Summary) -> list[str]:
+    """--tls-expiry: a table of the hosts' certificates."""
+    if summary.certificates is None:
+        return []
+    rows = [f"| {code(host, table=True)} | {text(expires)} | {note} |"
+            for host, expires, note in certificate_rows(summary)]
+    return ["**TLS certificates**", "", "| Host | Expires | |", "|---|---|---|", *rows, ""]
 
 
 def text(s: str) -> str:
