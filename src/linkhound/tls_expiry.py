@@ -72,7 +72,7 @@ class CertificateWatch:
     def _certificate(self, host: str, not_after: float, now: float) -> Certificate:
         expires = datetime.fromtimestamp(not_after, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         left = not_after - now
-        return Certificate(host, expires, int(left // DAY), left <= self._window)
+        return Certificate(host, expires, int(left / DAY), left <= self._window)  # whole days, toward zero
 
     async def _read(self, host: str, url: str) -> None:
         async with self._slots:
