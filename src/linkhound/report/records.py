@@ -12,7 +12,7 @@ from ..types import Page, Reference, Result
 from .certificates import certificate_record
 from .common import sorted_refs
 
-SCHEMA_VERSION = 1  # of docs/report-schema.json; bump on any change a consumer could notice
+SCHEMA_VERSION = 2  # of docs/report-schema.json; bump on any change a consumer could notice
 
 Record = dict[str, Any]
 
