@@ -169,3 +169,16 @@ async def test_the_command_line_fails_on_an_expiring_certificate(tls_sites: Site
         assert "expires on" in out.decode() and "(in 2 days)" in out.decode()
         codes.append(proc.returncode)
     assert codes == [0, 2]
+
+
+async def test_excluded_addresses_get_no_handshake(tls_sites: Sites) -> None:
+    start, handshakes = tls_sites
+    site = await start("127.0.0.1", timedelta(days=3))  # type: ignore[misc]
+    site.page("/", "ok")
+    report = await linkhound.check([site.url("/")], tls_expiry="21d", exclude_loopback=True)
+    assert report.results[0].status is Status.EXCLUDED and report.summary.certificates == ()
+    assert handshakes == {}  # neither the check nor the certificate reader connected
+    # a filter that lets the host through: the reader connects to an address it allows, as the check did
+    report = await linkhound.check([site.url("/")], tls_expiry="21d", exclude_private=True)
+    assert [c.host for c in report.summary.certificates or ()] == [site.base[8:]]
+    assert handshakes[site.host] == 2

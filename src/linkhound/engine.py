@@ -76,7 +76,8 @@ class Engine:
         soft = SoftNotFound(checker) if s.soft_404 else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
         window = s.tls_window
-        self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure)
+        self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure,
+                                                                   s.addresses)
         self._guard = TrapGuard(s.max_path_variants)
         # url, key, links, followed
         self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []

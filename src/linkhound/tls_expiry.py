@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 import ssl
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from .filters import AddressFilter, parse_ip
 from .summary import Report
 from .types import Certificate, Result
 from .urls import host_of, hostname_of
@@ -25,7 +27,10 @@ _AT_ONCE = 8  # handshakes in flight at once
 class CertificateWatch:
     """Reads each HTTPS host's certificate once, in the background while the run goes on."""
 
-    def __init__(self, window: float, fail: bool, timeout: float, insecure: bool) -> None:
+    def __init__(
+        self, window: float, fail: bool, timeout: float, insecure: bool, addresses: AddressFilter | None = None
+    ) -> None:
+        self._addresses = addresses if addresses is not None and addresses.active else None
         self._window = window
         self._fail = fail
         self._timeout = timeout
@@ -87,7 +92,8 @@ class CertificateWatch:
     async def _handshake(self, url: str) -> bytes:
         hostname = hostname_of(url)
         port = _port(url)
-        _, writer = await asyncio.open_connection(hostname, port, ssl=self._ssl(), server_hostname=hostname)
+        address = hostname if self._addresses is None else await self._vetted(hostname, port)
+        _, writer = await asyncio.open_connection(address, port, ssl=self._ssl(), server_hostname=hostname)
         try:
             tls = writer.get_extra_info("ssl_object")
             der = tls.getpeercert(binary_form=True) if tls is not None else None
@@ -98,6 +104,16 @@ class CertificateWatch:
         if not der:
             raise ValueError("the server sent no certificate")
         return bytes(der)
+
+    async def _vetted(self, hostname: str, port: int) -> str:
+        """An address of hostname that --exclude-private and friends allow, as the checks were made."""
+        assert self._addresses is not None
+        infos = await asyncio.get_running_loop().getaddrinfo(hostname, port, type=socket.SOCK_STREAM)
+        for *_, sockaddr in infos:
+            ip = parse_ip(str(sockaddr[0]))
+            if ip is not None and self._addresses.excluded_kind(ip) is None:
+                return str(ip)
+        raise ValueError("every address it resolves to is excluded")
 
     def _ssl(self) -> ssl.SSLContext:
         if self._context is None:
