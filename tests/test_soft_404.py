@@ -162,3 +162,17 @@ async def test_soft_404s_in_the_json_report_from_the_command_line(site: Site, tm
     (soft,) = [r for r in data["results"] if r["status"] == "soft_404"]
     assert soft["url"] == site.url("/gone") and soft["reason"].startswith("soft 404")
     assert "1 soft-404" in err.decode()  # the summary line on stderr names it
+
+
+@pytest.mark.parametrize("list_first", [True, False])
+async def test_a_page_first_met_as_a_leaf_gets_the_same_verdict(site: Site, tmp_path: Path, list_first: bool) -> None:
+    soft_404_site(site)
+    site.page("/", layout('<a href="/install">install</a> <a href="/gone">gone</a> <a href="/contact">contact</a>'))
+    listing = tmp_path / "links.md"  # the same pages as leaf links of a local file
+    listing.write_text(f"[a]({site.url('/install')}) [b]({site.url('/gone')})\n")
+    inputs = [str(listing), site.url("/")] if list_first else [site.url("/"), str(listing)]
+    report = await linkhound.check(inputs, recursive=True, soft_404=True, max_retries=0)
+    verdicts = {r.url: r.status for r in report.results}
+    assert verdicts == {site.url("/"): Status.OK, site.url("/install"): Status.OK, site.url("/contact"): Status.OK,
+                        site.url("/gone"): Status.SOFT_404}
+    assert len(probes(site)) == 2
