@@ -90,6 +90,8 @@ class Fetcher:
     async def close(self) -> None:
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._soft is not None:
+            await self._soft.close()
 
     async def fetch(self, claim: Claim) -> Fetched:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:

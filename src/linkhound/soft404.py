@@ -48,6 +48,14 @@ class Fingerprint(NamedTuple):
         return Fingerprint(tuple(w for w in self.title if w not in drop), tuple(w for w in self.words if w not in drop))
 
 
+class ProbeAnswer(NamedTuple):
+    """A never-existing URL's 200 HTML answer."""
+
+    final: str  # after redirects
+    redirected: bool
+    body: bytes
+
+
 class Profile(NamedTuple):
     """What an origin's unknown paths answer, as far as soft 404s go."""
 
@@ -136,6 +144,13 @@ class SoftNotFound:
             future = self._profiles[origin] = asyncio.ensure_future(self._learn(origin, host))
         return await asyncio.shield(future)
 
+    async def close(self) -> None:
+        """Probes nobody waits for any more (a cancelled run) end with it."""
+        pending = [f for f in self._profiles.values() if not f.done()]
+        for future in pending:
+            future.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+
     def notes(self) -> list[str]:
         """One warning per origin whose pages could not be judged."""
         done = (f.result() for f in self._profiles.values() if f.done() and not f.cancelled() and not f.exception())
@@ -156,21 +171,20 @@ class SoftNotFound:
         again = await self._probe(second, host)
         if again is None:
             return Profile(origin, first, note=f"{first} answered 200 but {second} did not")
-        (final_a, redirected_a, body_a), (final_b, redirected_b, body_b) = answer, again
-        if redirected_a or redirected_b:
-            if redirected_a and redirected_b and final_a == final_b:
-                return Profile(origin, first, landing=final_a)
+        if answer.redirected or again.redirected:
+            if answer.redirected and again.redirected and answer.final == again.final:
+                return Profile(origin, first, landing=answer.final)
             return Profile(origin, first, note="unknown paths redirect to different pages")
-        a, b = fingerprint(body_a, first), fingerprint(body_b, second)
+        a, b = fingerprint(answer.body, first), fingerprint(again.body, second)
         if len(a.words) < MIN_WORDS:
             return Profile(origin, first, note=f"unknown paths answer 200 with a page of almost no text ({first})")
         if a.title != b.title or similarity(a, b) < SAME:
             return Profile(origin, first, note="unknown paths answer 200 with pages that differ from each other")
         return Profile(origin, first, a)
 
-    async def _probe(self, url: str, host: str) -> tuple[str, bool, bytes] | None:
-        """A never-existing URL's final URL, whether it was redirected, and its HTML body, when it answers 200
-        with HTML; None for anything else (a real 404, an error, another type)."""
+    async def _probe(self, url: str, host: str) -> ProbeAnswer | None:
+        """A never-existing URL's answer when it is 200 with HTML; None for anything else (a real 404, an
+        error, another type)."""
         self.probes += 1
         outcome = await self._checker.check(url, "GET", is_html, host)
         response = outcome.response
@@ -178,7 +192,7 @@ class SoftNotFound:
             return None
         if not is_html(response.content_type) or response.body is None:
             return None
-        return response.url, bool(response.redirects), response.body
+        return ProbeAnswer(response.url, bool(response.redirects), response.body)
 
 
 def _matches(profile: Profile, final: str, body: bytes | None, redirected: bool) -> str | None:
