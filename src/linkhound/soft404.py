@@ -63,6 +63,8 @@ class Profile(NamedTuple):
     probe: str = ""  # the first never-existing URL asked
     fingerprint: Fingerprint | None = None  # its page, when unknown paths answer 200 with a stable page
     landing: str = ""  # where unknown paths redirect, when they all go to one page
+    vocabulary: frozenset[str] = frozenset()  # the fingerprint's words, title included
+    shingles: frozenset[tuple[str, ...]] = frozenset()  # the fingerprint's, computed once
     note: str = ""  # why the origin's pages can't be judged ("" when they can, or there is nothing to judge)
 
 
@@ -87,9 +89,16 @@ def path_words(url: str) -> frozenset[str]:
 
 def similarity(a: Fingerprint, b: Fingerprint) -> float:
     """Jaccard similarity of two texts' word shingles (1.0 for two empty texts)."""
-    sa, sb = _shingles(a.words), _shingles(b.words)
+    return jaccard(_shingles(a.words), _shingles(b.words))
+
+
+def jaccard(sa: frozenset[tuple[str, ...]], sb: frozenset[tuple[str, ...]], at_least: float = 0.0) -> float:
+    """|sa & sb| / |sa | sb|; 0.0 without intersecting the sets when their sizes alone keep it under at_least."""
     if not sa and not sb:
         return 1.0
+    small, large = sorted((len(sa), len(sb)))
+    if small < at_least * large:  # the share can't be more than small / large
+        return 0.0
     return len(sa & sb) / len(sa | sb)
 
 
@@ -180,7 +189,7 @@ class SoftNotFound:
             return Profile(origin, first, note=f"unknown paths answer 200 with a page of almost no text ({first})")
         if a.title != b.title or similarity(a, b) < SAME:
             return Profile(origin, first, note="unknown paths answer 200 with pages that differ from each other")
-        return Profile(origin, first, a)
+        return Profile(origin, first, a, vocabulary=frozenset(a.words + a.title), shingles=_shingles(a.words))
 
     async def _probe(self, url: str, host: str) -> ProbeAnswer | None:
         """A never-existing URL's answer when it is 200 with HTML; None for anything else (a real 404, an
@@ -205,10 +214,15 @@ def _matches(profile: Profile, final: str, body: bytes | None, redirected: bool)
     if expected is None or body is None:
         return None
     echoed = path_words(final)
-    page, expected = fingerprint(body, final), expected.without(echoed)  # the words of neither path, on both sides
+    if echoed.isdisjoint(profile.vocabulary):  # the common case: the not-found page has none of the path's words
+        expected_shingles = profile.shingles
+    else:  # the words of neither path, on both sides
+        expected = expected.without(echoed)
+        expected_shingles = _shingles(expected.words)
+    page = fingerprint(body, final)
     if page.title != expected.title:
         return None
-    share = similarity(page, expected)
+    share = jaccard(_shingles(page.words), expected_shingles, SAME)
     if share < SAME:
         return None
     title = f"title '{' '.join(expected.title)}', " if expected.title else ""
