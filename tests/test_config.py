@@ -215,7 +215,7 @@ async def test_secrets_from_environment_are_sent_but_never_shown(site: Site, tmp
 
 
 def _example_keys(text: str) -> set[str]:
-    keys = set(re.findall(r"^#? ?([a-z_]+) =", text, re.MULTILINE))
+    keys = set(re.findall(r"^#? ?([a-z_][a-z0-9_]*) =", text, re.MULTILINE))  # soft_404 has digits
     keys |= {m for m in re.findall(r"^\[+([a-z_]+)", text, re.MULTILINE)}
     return keys
 
@@ -241,8 +241,8 @@ def test_example_config_has_every_key_and_loads_as_it_is(tmp_path: Path, monkeyp
     monkeypatch.setenv("INTRANET_PASSWORD", "password-1")
     (tmp_path / "hosts.toml").write_text('[hosts."a.test"]\nrate = 2.0\n')
     (tmp_path / "site").mkdir()  # root_dir must be an existing directory
-    uncommented = re.sub(r"^# ([a-z_]+ =)", r"\1", text, flags=re.MULTILINE)
-    assert set(re.findall(r"^([a-z_]+) =", uncommented, re.MULTILINE)) >= set(setting_names()) - {"hosts"}
+    uncommented = re.sub(r"^# ([a-z_][a-z0-9_]* =)", r"\1", text, flags=re.MULTILINE)
+    assert set(re.findall(r"^([a-z_][a-z0-9_]*) =", uncommented, re.MULTILINE)) >= set(setting_names()) - {"hosts"}
     (tmp_path / "all.toml").write_text(uncommented)
     config = load_config(["all.toml"], discover=False)
     s = linkhound.make_settings(config=config)

@@ -129,3 +129,41 @@ def test_junit_has_a_suite_per_source_and_a_failure_per_broken_reference() -> No
     assert suites["docs/a.md"].get("failures") == "3"
     assert len(doc.findall(".//failure")) == int(doc.get("failures")) == 8
     assert doc.get("tests") == str(REPORT.summary.total)
+
+
+# --soft-404 and --tls-expiry: a soft 404 among the results, and the certificates of the hosts
+def _soft_404_and_certificates() -> Report:
+    from dataclasses import replace
+
+    from linkhound import Status
+    from linkhound.types import Certificate, Reference, Result
+
+    soft = Result("https://example.test/old", Status.SOFT_404, 200, "soft 404: like https://example.test/lh1",
+                  content_type="text/html", references=(Reference("docs/a.md", 4, 1, "markdown", "inline", "/old"),))
+    results = (*REPORT.results, soft)
+    certificates = (Certificate("example.test", "2026-12-10T12:00:00Z", 9, True),
+                    Certificate("other.test:8443", "2027-06-01T00:00:00Z", 182, False))
+    summary = replace(summarize(results, pages=8, elapsed=1.0), certificates=certificates, certificates_fail=True)
+    return Report(results, summary, REPORT.pages)
+
+
+SOFT_AND_CERTS = _soft_404_and_certificates()
+
+
+@pytest.mark.parametrize("fmt", ["json", "jsonl", "sarif", "junit"])
+def test_soft_404s_and_certificates_validate(fmt: str) -> None:
+    text = finish(fmt, SOFT_AND_CERTS)
+    if fmt == "json":
+        doc = json.loads(text)
+        validator().validate(doc)
+        assert doc["summary"]["by_status"]["soft_404"] == 1 and doc["summary"]["success"] is False
+        assert [c["host"] for c in doc["summary"]["certificates"]] == ["example.test", "other.test:8443"]
+    elif fmt == "jsonl":
+        validator("jsonl_summary").validate(json.loads(text))
+    elif fmt == "sarif":
+        doc = json.loads(text)
+        jsonschema.Draft4Validator(SARIF_SCHEMA).validate(doc)
+        assert any(r["ruleId"] == "link-soft-404" for r in doc["runs"][0]["results"])
+    else:
+        JUNIT_XSD.assertValid(etree.fromstring(text.encode("utf-8")))
+        assert 'type="soft_404"' in text and 'type="tls_expiry"' in text

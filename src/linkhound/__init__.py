@@ -11,10 +11,11 @@ from .status import Status
 from .suggestions import Suggestion
 from .summary import Report, Summary
 from .throttle import Throttle, throttle
-from .types import Extraction, Link, Page, RawLink, Reference, Result
+from .types import Certificate, Extraction, Link, Page, RawLink, Reference, Result
 from .version import __version__
 
 __all__ = [
+    "Certificate",
     "Config",
     "ConfigError",
     "Extraction",

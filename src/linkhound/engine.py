@@ -32,10 +32,12 @@ from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
 from .sitemap_drift import Crawled, DriftCheck, Known, http_fetch
+from .soft404 import SoftNotFound
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
 from .summary import Report, SitemapDrift
+from .tls_expiry import CertificateWatch
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
@@ -77,7 +79,11 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache)
+        soft = SoftNotFound(checker) if s.soft_404 else None
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
+        window = s.tls_window
+        self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure,
+                                                                   s.addresses)
         self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
             s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
@@ -111,6 +117,8 @@ class Engine:
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
+                    if self._certs is not None:
+                        await self._certs.close()
                     report = self._report(time.monotonic() - started)
                     s = self.settings
                     if (s.suggest_fixes or s.suggest_https) and not self._stopping:
@@ -169,6 +177,8 @@ class Engine:
     async def _visit(self, claim: Claim) -> Plan:
         try:
             fetched = await self._fetcher.fetch(claim)
+            if self._certs is not None:
+                self._certs.note(fetched.result)
             if fetched.same_as:
                 await self._redirects.same_as(claim, fetched)  # its result: that of the URL the redirect reached
                 return fetched.served
@@ -202,6 +212,8 @@ class Engine:
         self.stop()
         for task in self._tasks:
             task.cancel()
+        if self._certs is not None:
+            self._certs.cancel()
 
     # -- seeding and following ------------------------------------------------------------------------
 
@@ -301,6 +313,8 @@ class Engine:
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
         if self._changed is not None:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, unchanged=self._unchanged))
+        if self._certs is not None:
+            report = self._certs.into(report)
         if self._drift is None:
             return report
         crawled = [url for url, key, _, _ in self._pages if key is not None]

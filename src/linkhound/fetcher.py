@@ -17,6 +17,7 @@ from .local import EMAIL_HINT, looks_like_email
 from .page_parser import PageParser
 from .parsed_page import PARSABLE, ParsedPage
 from .robots import Robots
+from .soft404 import SoftNotFound, is_html
 from .status import Status
 from .types import Result
 
@@ -53,7 +54,9 @@ class Fetcher:
         method: str,
         known: Callable[[str], bool] | None = None,  # URLs the run checks on its own: a redirect to one reuses it
         cache: ResultCache | None = None,
+        soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
     ) -> None:
+        self._soft = soft
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -87,6 +90,8 @@ class Fetcher:
     async def close(self) -> None:
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._soft is not None:
+            await self._soft.close()
 
     async def fetch(self, claim: Claim) -> Fetched:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
@@ -100,9 +105,9 @@ class Fetcher:
                 return Fetched(entry.result(claim.url, claim.depth, cached=True), entry.serves(), None, entry.anchors)
         validators = entry.validators() if entry is not None else None
         want = claim.plan >= Plan.BODY
-        method = "GET" if want or self._get_leaves else "HEAD"
-        outcome = await self._checker.check(claim.url, method, _BODY if want else _NO_BODY, claim.host, self._known,
-                                            validators)
+        method = "GET" if want or self._get_leaves or self._soft is not None else "HEAD"
+        want_body = _BODY if want else is_html if self._soft is not None else _NO_BODY
+        outcome = await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
         response = outcome.response
         if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
             if entry is not None and validators and outcome.code == 304 and response is not None:
@@ -117,8 +122,21 @@ class Fetcher:
         return await self._answer(claim, outcome)
 
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
+        if self._soft is not None and outcome.same_as:
+            outcome = await self._soft.redirected(claim.url, claim.host, outcome)
+        elif self._soft is not None:
+            outcome = await self._soft_judged(claim, outcome)
         result = _result(claim, outcome)
         return self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
+
+    async def _soft_judged(self, claim: Claim, outcome: Outcome) -> Outcome:
+        """The outcome judged for a soft 404; a leaf's body, read only for that, is dropped (nothing parses it)."""
+        assert self._soft is not None
+        outcome = await self._soft.judge(claim.url, claim.host, outcome)
+        response = outcome.response
+        if claim.plan is Plan.CHECK and response is not None and response.body is not None:
+            outcome = outcome._replace(response=response._replace(body=None))
+        return outcome
 
     @staticmethod
     def _settled(claim: Claim, outcome: Outcome, result: Result) -> Fetched | None:
@@ -156,7 +174,8 @@ class Fetcher:
         return Result(claim.url, status, None, why, depth=claim.depth)
 
     def warnings(self) -> list[str]:
-        return self._robots.warnings() if self._robots is not None else []
+        robots = self._robots.warnings() if self._robots is not None else []
+        return robots + (self._soft.notes() if self._soft is not None else [])
 
 
 def _result(claim: Claim, outcome: Outcome) -> Result:

@@ -230,6 +230,15 @@ class Settings:
         False, "bot protection (Cloudflare challenge, LinkedIn 999) fails the run: exit code 2", REQUESTS
     )
     method: str = option("head", "method for leaf links; pages always use GET", REQUESTS, choices=("head", "get"))
+    soft_404: bool = option(
+        False, "report pages that answer 200 with their host's 'not found' page (a probe or two per host; leaf"
+        " HTML links are asked with GET)", REQUESTS,
+    )
+    tls_expiry: str | None = option(
+        None, "warn when an HTTPS host's certificate expires within AGE: 90s, 30m, 12h, 21d, 2w", REQUESTS,
+        metavar="AGE", default_text="not checked",
+    )
+    tls_expiry_fail: bool = option(False, "a certificate expiring within --tls-expiry fails the run", REQUESTS)
     user_agent: str = option(
         "", "User-Agent header", REQUESTS, metavar="UA", default_text="linkhound/<version> (+project URL)"
     )
@@ -344,6 +353,12 @@ class Settings:
             c["max_cache_age"] = parse_age(self.max_cache_age)
         except ValueError as e:
             raise OptionError("max_cache_age", str(e)) from None
+        try:
+            c["tls_expiry"] = parse_age(self.tls_expiry) if self.tls_expiry is not None else None
+        except ValueError as e:
+            raise OptionError("tls_expiry", str(e)) from None
+        if self.tls_expiry_fail and self.tls_expiry is None:
+            raise OptionError("tls_expiry_fail", "needs --tls-expiry AGE: the window a certificate must outlast")
         per_host = load_host_config(self.host_config) if self.host_config else {}
         per_host.update(parse_hosts(self.hosts, ""))
         c["hosts"] = per_host
@@ -373,6 +388,11 @@ class Settings:
     def cache_age(self) -> float:
         """--max-cache-age in seconds."""
         return self._compiled["max_cache_age"]  # type: ignore[no-any-return]
+
+    @property
+    def tls_window(self) -> float | None:
+        """--tls-expiry in seconds; None when certificates are not checked."""
+        return self._compiled["tls_expiry"]  # type: ignore[no-any-return]
 
     @property
     def parse_workers(self) -> int:

@@ -10,6 +10,7 @@ class Status(Enum):
 
     OK = "ok"
     BROKEN = "broken"  # the target answered, and the answer is a failure (404, missing file, no anchor)
+    SOFT_404 = "soft_404"  # answered 200 with its host's "not found" page (--soft-404)
     ERROR = "error"  # no usable answer: DNS, refused, reset, TLS, bad body
     TIMEOUT = "timeout"
     RATE_LIMITED = "rate_limited"  # still 429 after every retry
@@ -33,5 +34,5 @@ class Status(Enum):
         return self in _SKIPPED
 
 
-_BROKEN = frozenset({Status.BROKEN, Status.ERROR, Status.TIMEOUT, Status.RATE_LIMITED})
+_BROKEN = frozenset({Status.BROKEN, Status.SOFT_404, Status.ERROR, Status.TIMEOUT, Status.RATE_LIMITED})
 _SKIPPED = frozenset({Status.EXCLUDED, Status.UNSUPPORTED, Status.SKIPPED})

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .status import Status
 from .suggestions import Suggestion
-from .types import Page, Result
+from .types import Certificate, Page, Result
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +25,10 @@ class Summary:
     # run-level messages no single result carries: "robots.txt of http://h answered 503: host not crawled"
     warnings: tuple[str, ...] = ()
     unchanged: int | None = None  # --changed-since: links in lines unchanged since the ref, not checked (else None)
+    # --tls-expiry: every HTTPS host's certificate, by host (None when not checked); with --tls-expiry-fail
+    # (certificates_fail) one expiring within the window fails the run
+    certificates: tuple[Certificate, ...] | None = None
+    certificates_fail: bool = False
 
     def count(self, status: Status) -> int:
         return self.by_status.get(status, 0)
@@ -42,8 +46,13 @@ class Summary:
         return sum(n for s, n in self.by_status.items() if s.is_skipped)
 
     @property
+    def expiring(self) -> tuple[Certificate, ...]:
+        """The certificates that expire within the --tls-expiry window."""
+        return tuple(c for c in self.certificates or () if c.expiring)
+
+    @property
     def success(self) -> bool:
-        return self.broken == 0
+        return self.broken == 0 and not (self.certificates_fail and self.expiring)
 
 
 @dataclass(frozen=True, slots=True)

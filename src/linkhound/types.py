@@ -94,4 +94,14 @@ class Page:
     followed: bool  # whether its in-scope links were queued for crawling
 
 
+@dataclass(frozen=True, slots=True)
+class Certificate:
+    """The TLS certificate of one HTTPS host checked (--tls-expiry)."""
+
+    host: str  # host[:port]
+    expires: str  # its notAfter, ISO 8601 in UTC: "2026-12-22T12:00:00Z"
+    days_left: int  # whole days (toward zero) from the end of the run to expiry; negative once expired
+    expiring: bool  # expires within the --tls-expiry window (or has expired)
+
+
 Event = Result | Page  # what a crawl yields as it goes

@@ -11,6 +11,7 @@ _RESET = "\x1b[0m"
 _CODES: dict[Status, str] = {
     Status.OK: "32",  # green
     Status.BROKEN: "1;31",  # bold red
+    Status.SOFT_404: "1;31",
     Status.ERROR: "1;31",
     Status.TIMEOUT: "31",
     Status.RATE_LIMITED: "33",  # yellow

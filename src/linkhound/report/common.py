@@ -18,6 +18,7 @@ from . import ansi
 LABELS: dict[Status, str] = {
     Status.OK: "ok",
     Status.BROKEN: "broken",
+    Status.SOFT_404: "soft-404",
     Status.ERROR: "error",
     Status.TIMEOUT: "timeout",
     Status.RATE_LIMITED: "rate-limited",
@@ -29,12 +30,15 @@ LABELS: dict[Status, str] = {
 # What a problem is called where it is shown alone (a code-scanning alert, a CI annotation).
 TITLES: dict[Status, str] = {
     Status.BROKEN: "Broken link",
+    Status.SOFT_404: "Soft 404 (a not-found page answered 200)",
     Status.ERROR: "Link error",
     Status.TIMEOUT: "Link timed out",
     Status.RATE_LIMITED: "Link rate-limited",
     Status.BLOCKED: "Link blocked by bot protection",
 }
 ORDER: dict[Status, int] = {s: i for i, s in enumerate(Status)}
+# Statuses only an opt-in check gives (--soft-404): a summary shows their count only when there is one.
+OPT_IN = frozenset({Status.SOFT_404})
 NO_SOURCE = "(input)"  # the "source" of a link given directly, with no referring file or page
 # Referrers a folding format lists per link before "… and N more": a nav link can be on every page.
 FOLD = 5
@@ -125,7 +129,9 @@ def duration(seconds: float) -> str:
 
 def summary_counts(summary: Summary) -> list[tuple[str, int, Status | None]]:
     """Every status count (zeros included, so the line keeps its shape), then redirects."""
-    counts: list[tuple[str, int, Status | None]] = [(LABELS[s], summary.count(s), s) for s in Status]
+    counts: list[tuple[str, int, Status | None]] = [
+        (LABELS[s], summary.count(s), s) for s in Status if s not in OPT_IN or summary.count(s)
+    ]
     counts.append(("redirected", summary.redirects, None))
     return counts
 
@@ -143,6 +149,8 @@ def summary_line(summary: Summary, paint: Paint = plain) -> str:
         line += f"; stopped early by {', '.join(summary.caps)}"
     if summary.unchanged is not None:  # --changed-since
         line += f"; {summary.unchanged:,} link{'s' if summary.unchanged != 1 else ''} skipped as unchanged"
+    if expiring := len(summary.expiring):
+        line += f"; {expiring} TLS certificate{'s' if expiring != 1 else ''} expiring"
     return line
 
 

@@ -7,6 +7,7 @@ from ..summary import Report
 from ..types import Result
 from . import ansi, fixes
 from .base import WholeReport
+from .certificates import certificate_lines
 from .common import (
     LABELS,
     by_url,
@@ -38,7 +39,7 @@ class Detailed(WholeReport):
         if report.sitemap_drift is not None:  # --sitemap-drift
             blocks.append("\n".join(drift_lines(report.sitemap_drift, self.summary_only)) + "\n")
         tail = [] if self.summary_only else fixes.text_lines(report, self.all_referrers)
-        tail += warning_lines(report.summary, self.color)
+        tail += certificate_lines(report.summary) + warning_lines(report.summary, self.color)
         tail.append(summary_line(report.summary, ansi.paint if self.color else plain))
         blocks.append("\n".join(tail) + "\n")
         return "\n".join(blocks)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..status import Status
 from ..suggestions import Suggestion
-from ..summary import Report, SitemapDrift
+from ..summary import Report, SitemapDrift, Summary
 from ..types import Reference, Result
 from .base import WholeReport
+from .certificates import when
 from .common import (
     TITLES,
     by_status_then_url,
@@ -39,8 +40,16 @@ class GitHub(WholeReport):
             lines.extend(_drift(report.sitemap_drift, self.summary_only))
             lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
+        lines.extend(_expiring(report.summary))
         lines.append(summary_line(report.summary))
         return "\n".join(lines) + "\n"
+
+
+def _expiring(summary: Summary) -> list[str]:
+    """With --tls-expiry-fail an expiring certificate fails the run: an ::error each (its warning is above)."""
+    if not summary.certificates_fail:
+        return []
+    return [f"::error title=TLS certificate expiring::{_data(f'{c.host} expires {when(c)}')}" for c in summary.expiring]
 
 
 def _annotation(result: Result, ref: Reference | None) -> str:

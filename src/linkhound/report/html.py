@@ -11,9 +11,11 @@ from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
 from . import common, fixes
 from .base import WholeReport
+from .certificates import certificate_rows
 from .common import (
     FOLD,
     LABELS,
+    OPT_IN,
     by_status_then_url,
     describe,
     duration,
@@ -49,6 +51,7 @@ class Html(WholeReport):
             _header(report.summary),
             *_warnings(report.summary),
             *_drift(report.sitemap_drift, self.summary_only),
+            *_certificates(report.summary),
             _cards(report.summary),
             '<section class="charts">',
             f"<figure><figcaption>Results by status</figcaption>{status_chart(report.summary)}</figure>",
@@ -153,13 +156,26 @@ def _drift(drift: SitemapDrift | None, headline_only: bool) -> list[str]:
     return ["".join(parts)]
 
 
+def _certificates(summary: Summary) -> list[str]:
+    """--tls-expiry: the hosts' certificates, expiring ones marked."""
+    if summary.certificates is None:
+        return []
+    rows = "".join(
+        f"<tr><td>{escape(printable(host))}</td><td>{escape(expires)}</td><td>{note}</td></tr>"
+        for host, expires, note in certificate_rows(summary)
+    )
+    head = "<tr><th>Host</th><th>Expires</th><th></th></tr>"
+    return [f'<section class="certificates"><h2>TLS certificates</h2><table>{head}{rows}</table></section>']
+
+
 def _cards(summary: Summary) -> str:
     cards = [
         ("links", f"{summary.total:,}", ""),
         ("unique", f"{summary.unique:,}", ""),
         ("failed", f"{summary.broken:,}", " s-broken" if summary.broken else ""),
     ]
-    cards += [(LABELS[s], f"{summary.count(s):,}", f" s-{s.value}") for s in Status]
+    cards += [(LABELS[s], f"{summary.count(s):,}", f" s-{s.value}") for s in Status
+              if s not in OPT_IN or summary.count(s)]
     cards += [
         ("redirected", f"{summary.redirects:,}", ""),
         ("documents", f"{summary.pages:,}", ""),

@@ -14,6 +14,7 @@ from .common import LABELS, host
 COLORS: dict[Status, str] = {
     Status.OK: "#2e7d32",
     Status.BROKEN: "#c62828",
+    Status.SOFT_404: "#d84315",
     Status.ERROR: "#ad1457",
     Status.TIMEOUT: "#e65100",
     Status.RATE_LIMITED: "#f9a825",

@@ -5,13 +5,15 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
-from ..summary import Report
+from ..summary import Report, Summary
 from ..types import Reference, Result
 from . import fixes
 from .base import WholeReport
+from .certificates import when
 from .common import LABELS, by_source, describe, printable
 from .drift import drift_lines
 
+CERTIFICATES_SUITE = "(TLS certificates)"  # --tls-expiry: one testcase per host
 WARNINGS_SUITE = "(warnings)"  # the schema lets <testsuites> hold only suites: the run's warnings get one
 DRIFT_SUITE = "(sitemap drift)"  # --sitemap-drift's lists, the same way
 FIXES_SUITE = "(links to fix)"
@@ -37,6 +39,7 @@ class JUnit(WholeReport):
             _counts(suite, [])
             suite.set("time", "0.000")
             ET.SubElement(suite, "system-out").text = "\n".join(drift_lines(report.sitemap_drift))
+        _certificates(root, report.summary)
         if report.summary.warnings:
             suite = ET.SubElement(root, "testsuite", name=WARNINGS_SUITE)
             _counts(suite, [])
@@ -51,6 +54,24 @@ class JUnit(WholeReport):
             out.text = "\n".join("\n".join(fixes.text_lines(report, all_referrers=True)).splitlines())
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _certificates(root: ET.Element, summary: Summary) -> None:
+    """--tls-expiry: a suite with a testcase per host's certificate; an expiring one fails with
+    --tls-expiry-fail (else it is a warning, in the warnings suite)."""
+    if not summary.certificates:
+        return
+    suite = ET.SubElement(root, "testsuite", name=CERTIFICATES_SUITE)
+    failing = [c for c in summary.certificates if c.expiring and summary.certificates_fail]
+    suite.set("tests", str(len(summary.certificates)))
+    suite.set("failures", str(len(failing)))
+    suite.set("errors", "0")
+    suite.set("skipped", "0")
+    suite.set("time", "0.000")
+    for c in summary.certificates:
+        case = ET.SubElement(suite, "testcase", name=printable(c.host), classname=CERTIFICATES_SUITE, time="0.000")
+        if c in failing:
+            ET.SubElement(case, "failure", type="tls_expiry", message=printable(f"certificate expires {when(c)}"))
 
 
 def _counts(element: ET.Element, pairs: Sequence[tuple[Reference | None, Result]]) -> None:

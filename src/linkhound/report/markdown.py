@@ -6,10 +6,11 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from ..summary import Report, SitemapDrift
+from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
 from . import fixes
 from .base import WholeReport
+from .certificates import certificate_rows
 from .common import (
     FOLD,
     LABELS,
@@ -41,6 +42,7 @@ class Markdown(WholeReport):
             out += ["**Warnings**", "", *(f"- {code(w)}" for w in report.summary.warnings), ""]
         if report.sitemap_drift is not None:  # --sitemap-drift
             out += _drift(report.sitemap_drift, self.summary_only)
+        out += _certificates(report.summary)
         if self.summary_only:
             return "\n".join(out)
         results, notes = self._fold(r for r in report.results if self.verbose or is_problem(r.status))
@@ -112,6 +114,15 @@ def _fixes(report: Report) -> list[str]:
 
 _RULE = "|---:|---|---|---|---|"
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
+
+
+def _certificates(summary: Summary) -> list[str]:
+    """--tls-expiry: a table of the hosts' certificates."""
+    if summary.certificates is None:
+        return []
+    rows = [f"| {code(host, table=True)} | {text(expires)} | {note} |"
+            for host, expires, note in certificate_rows(summary)]
+    return ["**TLS certificates**", "", "| Host | Expires | |", "|---|---|---|", *rows, ""]
 
 
 def text(s: str) -> str:

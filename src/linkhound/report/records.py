@@ -9,9 +9,10 @@ from typing import Any
 from ..status import Status
 from ..summary import Summary
 from ..types import Page, Reference, Result
+from .certificates import certificate_record
 from .common import sorted_refs
 
-SCHEMA_VERSION = 1  # of docs/report-schema.json; bump on any change a consumer could notice
+SCHEMA_VERSION = 2  # of docs/report-schema.json; bump on any change a consumer could notice
 
 Record = dict[str, Any]
 
@@ -29,6 +30,10 @@ def summary_record(summary: Summary) -> Record:
         "caps": list(summary.caps),
         "by_status": {s.value: summary.count(s) for s in Status},
         "warnings": list(summary.warnings),
+        # --tls-expiry: every HTTPS host's certificate; null when certificates were not checked
+        "certificates": None if summary.certificates is None else [
+            certificate_record(c) for c in summary.certificates
+        ],
     } | ({} if summary.unchanged is None else {"unchanged": summary.unchanged})
 
 

@@ -54,6 +54,12 @@ RULES: dict[Status, Rule] = {
         "Bot protection answered instead of the page, so the link could not be checked: check it by hand.",
         "warning",
     ),
+    Status.SOFT_404: Rule(  # last: the rules before it keep their indexes
+        "link-soft-404",
+        "SoftNotFound",
+        "The target answered 200 with the page its host gives for paths that don't exist (--soft-404).",
+        "error",
+    ),
 }
 _INDEX = {status: i for i, status in enumerate(RULES)}
 # --sitemap-drift's notes: listed after the status rules (with --sitemap-drift), so no index moves
