@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from .fragments import Anchors
 from .status import Status
@@ -90,6 +90,14 @@ class Ledger:
         ending.same_as = [*(ending.same_as or ()), (target, redirect)]  # end's later results pass on too
         if ending.result is not None:
             self._pass_on(ending, target, redirect)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
+        for key in keys:
+            target = self._targets[key]
+            target.result = target.anchors = None
+            target.broken_fragments = {}
+        self._done = [t for t in self._done if t.result is not None]
 
     def _settle_loops(self) -> None:
         """Redirects still waiting for the result of their end when the run is over go round in a circle
