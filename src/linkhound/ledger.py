@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from .fragments import Anchors
+from .references import Ids, Refs, RefStore, ids
 from .status import Status
 from .summary import Report, summarize
 from .types import Page, Reference, Result
@@ -22,8 +23,8 @@ class Target:
     def __init__(self, key: str, url: str) -> None:
         self.key = key
         self.url = url
-        self.refs: list[Reference] = []  # references that ask for no fragment (or one not checked)
-        self.fragment_refs: dict[str, list[Reference]] = {}  # fragment -> the references that ask for it
+        self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
+        self.fragment_refs: dict[str, Ids] = {}  # fragment -> the references that ask for it
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
@@ -34,6 +35,7 @@ class Target:
 class Ledger:
     def __init__(self, emit: Callable[[Result | Page], None] | None = None) -> None:
         self._emit = emit
+        self.references = RefStore()  # every reference, by id
         self._targets: dict[str, Target] = {}
         self._done: list[Target] = []  # in the order of their first result
         self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
@@ -55,14 +57,16 @@ class Ledger:
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
+        ref_id = self.references.add_ref(ref)
         if fragment is None:
-            target.refs.append(ref)
+            target.refs.append(ref_id)
             return target
         refs = target.fragment_refs.get(fragment)
         if refs is not None:
-            refs.append(ref)
+            refs.append(ref_id)
             return target
-        target.fragment_refs[fragment] = [ref]
+        target.fragment_refs[fragment] = refs = ids()
+        refs.append(ref_id)
         if target.result is not None:
             self._check_fragment(target, fragment)
         return target
@@ -155,22 +159,23 @@ class Ledger:
         )
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, tuple(target.fragment_refs[fragment])))
+            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment])))
 
-    @staticmethod
-    def _all_refs(target: Target, leave_out: dict[str, Result] | None = None) -> tuple[Reference, ...]:
+    def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
         if not target.fragment_refs:
-            return tuple(target.refs)
-        refs = list(target.refs)
+            return self.references.view(target.refs)
+        refs = ids()
+        refs.extend(target.refs)
         for fragment, more in target.fragment_refs.items():
             if not leave_out or fragment not in leave_out:
                 refs.extend(more)
-        return tuple(refs)
+        return self.references.view(refs)
 
     def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:
         """Final results with every reference and the shortest depth: a broken fragment's references move to
         its own result."""
         out: list[Result] = []
+        view = self.references.view
         for t in self._done:
             r = t.result
             assert r is not None
@@ -178,12 +183,12 @@ class Ledger:
             depth = r.depth if depth is None else depth
             if not t.fragment_refs:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(r, tuple(t.refs), depth))
+                    out.append(_with_refs(r, view(t.refs), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(_with_refs(r, self._all_refs(t, broken), depth))
             for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], tuple(t.fragment_refs[fragment]), depth))
+                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment]), depth))
         return tuple(out)
 
     def report(
@@ -201,7 +206,7 @@ class Ledger:
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 
 
-def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None = None) -> Result:
+def _with_refs(r: Result, references: Refs, depth: int | None = None) -> Result:
     """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
     depth = r.depth if depth is None else depth
     return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,

@@ -1,0 +1,121 @@
+"""Every reference of a run, kept as columns of integers: a crawl keeps one per link occurrence (2.6 million in a
+100,000-page crawl), and a Reference tuple each would cost about 100 bytes where four array cells cost 16.
+
+A reference is its id in the store: its source (a page URL or file, stored once), line, column, and its kind
+(element, attribute and the link as written, stored once per distinct triple). Reports read them through Refs,
+a sequence that makes each Reference only when it is read.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, overload
+
+from .types import RawLink, Reference
+
+_MAX = 0xFFFFFFFF  # a column past 4 billion is kept as this (an 'I' cell holds 32 bits)
+if TYPE_CHECKING:
+    Ids = array[int]  # of "I": reference ids
+else:
+    Ids = array
+
+
+def ids() -> Ids:
+    return array("I")
+
+
+class RefStore:
+    __slots__ = ("_sources", "_source_id", "_last", "_kinds", "_kind_id", "_src", "_line", "_col", "_kind")
+
+    def __init__(self) -> None:
+        self._sources: list[str] = []
+        self._source_id: dict[str, int] = {}
+        self._last: tuple[str, int] = ("", -1)  # the source of the last reference: a page's come in a row
+        self._kinds: list[tuple[str, str, str]] = []
+        self._kind_id: dict[tuple[str, str, str], int] = {}
+        self._src, self._line, self._col, self._kind = array("I"), array("I"), array("I"), array("I")
+
+    def __len__(self) -> int:
+        return len(self._src)
+
+    def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str) -> int:
+        last, sid = self._last
+        if source is not last and source != last:
+            found = self._source_id.get(source)
+            if found is None:
+                found = self._source_id[source] = len(self._sources)
+                self._sources.append(source)
+            sid = found
+            self._last = (source, sid)
+        kind = (element, attribute, text)
+        kid = self._kind_id.get(kind)
+        if kid is None:
+            kid = self._kind_id[kind] = len(self._kinds)
+            self._kinds.append(kind)
+        n = len(self._src)
+        self._src.append(sid)
+        self._line.append(line if 0 <= line <= _MAX else _MAX)
+        self._col.append(column if 0 <= column <= _MAX else _MAX)
+        self._kind.append(kid)
+        return n
+
+    def add_raw(self, source: str, raw: RawLink) -> int:
+        return self.add(source, raw.line, raw.column, raw.element, raw.attribute, raw.text)
+
+    def add_ref(self, ref: Reference) -> int:
+        return self.add(ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text)
+
+    def get(self, i: int) -> Reference:
+        element, attribute, text = self._kinds[self._kind[i]]
+        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute, text)
+
+    def view(self, refs: Ids) -> Refs:
+        return Refs(self, refs, len(refs))
+
+
+class Refs(Sequence[Reference]):
+    """Some references of a store, read as Reference tuples when asked for (equal to the tuple of them). Holds
+    the ids it was made with: references added to the same target later are not in it."""
+
+    __slots__ = ("_store", "_ids", "_n")
+
+    def __init__(self, store: RefStore, ref_ids: Ids, n: int) -> None:
+        self._store = store
+        self._ids = ref_ids
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> Reference: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Reference, ...]: ...
+    def __getitem__(self, i: int | slice) -> Reference | tuple[Reference, ...]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._store.get(self._ids[i])
+
+    def __iter__(self) -> Iterator[Reference]:
+        get, ref_ids = self._store.get, self._ids
+        for k in range(self._n):
+            yield get(ref_ids[k])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Refs, tuple)):
+            return len(other) == self._n and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[tuple[Reference, ...]], tuple[tuple[Reference, ...]]]:
+        return tuple, (tuple(self),)  # pickled (sent to another process) as the plain tuple
