@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from .fragments import Anchors
 from .references import Ids, Refs, RefStore, ids
@@ -11,6 +12,7 @@ from .summary import Report, summarize
 from .types import Page, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
+_NONE: dict[str, Any] = {}  # a target's fragment dicts until their first entry: never written to
 
 
 class Target:
@@ -24,11 +26,12 @@ class Target:
         self.key = key
         self.url = url
         self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
-        self.fragment_refs: dict[str, Ids] = {}  # fragment -> the references that ask for it
+        # fragment -> the references that ask for it: one id (most fragments have one), or an array of them
+        self.fragment_refs: dict[str, Ids | int] = _NONE  # (made on first write: most targets have none)
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
-        self.broken_fragments: dict[str, Result] = {}
+        self.broken_fragments: dict[str, Result] = _NONE
         self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
 
 
@@ -63,10 +66,13 @@ class Ledger:
             return target
         refs = target.fragment_refs.get(fragment)
         if refs is not None:
+            if isinstance(refs, int):
+                target.fragment_refs[fragment] = refs = ids([refs])
             refs.append(ref_id)
             return target
-        target.fragment_refs[fragment] = refs = ids()
-        refs.append(ref_id)
+        if target.fragment_refs is _NONE:
+            target.fragment_refs = {}
+        target.fragment_refs[fragment] = ref_id
         if target.result is not None:
             self._check_fragment(target, fragment)
         return target
@@ -100,7 +106,7 @@ class Ledger:
         for key in keys:
             target = self._targets[key]
             target.result = target.anchors = None
-            target.broken_fragments = {}
+            target.broken_fragments = _NONE
         self._done = [t for t in self._done if t.result is not None]
 
     def _settle_loops(self) -> None:
@@ -157,6 +163,8 @@ class Ledger:
             content_type=result.content_type,
             cached=result.cached,  # the anchors were the cache's too
         )
+        if target.broken_fragments is _NONE:
+            target.broken_fragments = {}
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
             self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment])))
@@ -168,7 +176,10 @@ class Ledger:
         refs.extend(target.refs)
         for fragment, more in target.fragment_refs.items():
             if not leave_out or fragment not in leave_out:
-                refs.extend(more)
+                if isinstance(more, int):
+                    refs.append(more)
+                else:
+                    refs.extend(more)
         return self.references.view(refs)
 
     def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:

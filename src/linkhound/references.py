@@ -1,15 +1,15 @@
 """Every reference of a run, kept as columns of integers: a crawl keeps one per link occurrence (2.6 million in a
 100,000-page crawl), and a Reference tuple each would cost about 100 bytes where four array cells cost 16.
 
-A reference is its id in the store: its source (a page URL or file, stored once), line, column, and its kind
-(element, attribute and the link as written, stored once per distinct triple). Reports read them through Refs,
-a sequence that makes each Reference only when it is read.
+A reference is its id in the store: its source (a page URL or file, stored once), line, column, the link as
+written (each distinct text stored once) and its element and attribute (a handful of pairs). Reports read
+them through Refs, a sequence that makes each Reference only when it is read.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
 from .types import RawLink, Reference
@@ -21,20 +21,24 @@ else:
     Ids = array
 
 
-def ids() -> Ids:
-    return array("I")
+def ids(first: Iterable[int] = ()) -> Ids:
+    return array("I", first)
 
 
 class RefStore:
-    __slots__ = ("_sources", "_source_id", "_last", "_kinds", "_kind_id", "_src", "_line", "_col", "_kind")
+    __slots__ = ("_sources", "_source_id", "_last", "_texts", "_text_id", "_pairs", "_pair_id", "_src", "_line",
+                 "_col", "_text", "_pair")
 
     def __init__(self) -> None:
         self._sources: list[str] = []
         self._source_id: dict[str, int] = {}
         self._last: tuple[str, int] = ("", -1)  # the source of the last reference: a page's come in a row
-        self._kinds: list[tuple[str, str, str]] = []
-        self._kind_id: dict[tuple[str, str, str], int] = {}
-        self._src, self._line, self._col, self._kind = array("I"), array("I"), array("I"), array("I")
+        self._texts: list[str] = []  # each link as written, once
+        self._text_id: dict[str, int] = {}
+        self._pairs: list[tuple[str, str]] = []  # (element, attribute): a handful
+        self._pair_id: dict[tuple[str, str], int] = {}
+        self._src, self._line, self._col = array("I"), array("I"), array("I")
+        self._text, self._pair = array("I"), array("I")
 
     def __len__(self) -> int:
         return len(self._src)
@@ -48,16 +52,20 @@ class RefStore:
                 self._sources.append(source)
             sid = found
             self._last = (source, sid)
-        kind = (element, attribute, text)
-        kid = self._kind_id.get(kind)
-        if kid is None:
-            kid = self._kind_id[kind] = len(self._kinds)
-            self._kinds.append(kind)
+        tid = self._text_id.get(text)
+        if tid is None:
+            tid = self._text_id[text] = len(self._texts)
+            self._texts.append(text)
+        pid = self._pair_id.get((element, attribute))
+        if pid is None:
+            pid = self._pair_id[(element, attribute)] = len(self._pairs)
+            self._pairs.append((element, attribute))
         n = len(self._src)
         self._src.append(sid)
         self._line.append(line if 0 <= line <= _MAX else _MAX)
         self._col.append(column if 0 <= column <= _MAX else _MAX)
-        self._kind.append(kid)
+        self._text.append(tid)
+        self._pair.append(pid)
         return n
 
     def add_raw(self, source: str, raw: RawLink) -> int:
@@ -67,10 +75,16 @@ class RefStore:
         return self.add(ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text)
 
     def get(self, i: int) -> Reference:
-        element, attribute, text = self._kinds[self._kind[i]]
-        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute, text)
+        element, attribute = self._pairs[self._pair[i]]
+        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute,
+                         self._texts[self._text[i]])
 
-    def view(self, refs: Ids) -> Refs:
+    def view(self, refs: Ids | int) -> Refs:
+        """The references refs names: an array of ids, or one id."""
+        if isinstance(refs, int):
+            one = ids()
+            one.append(refs)
+            return Refs(self, one, 1)
         return Refs(self, refs, len(refs))
 
 
