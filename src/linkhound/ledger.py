@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from sys import intern
 from typing import Any
 
 from .fragments import Anchors
@@ -24,7 +25,7 @@ class Target:
 
     def __init__(self, key: str, url: str) -> None:
         self.key = key
-        self.url = url
+        self.url = key if url == key else url  # one string where they are equal (nearly always)
         self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
         # fragment -> the references that ask for it: one id (most fragments have one), or an array of them
         self.fragment_refs: dict[str, Ids | int] = _NONE  # (made on first write: most targets have none)
@@ -42,6 +43,7 @@ class Ledger:
         self._targets: dict[str, Target] = {}
         self._done: list[Target] = []  # in the order of their first result
         self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
+        self._anchor_sets: dict[Anchors, Anchors] = {}  # pages of one template have the same anchors: kept once
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -88,7 +90,7 @@ class Ledger:
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
-        target.anchors = anchors
+        target.anchors = self._shared(anchors)
         self.checked(key, result)
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
@@ -100,6 +102,16 @@ class Ledger:
         ending.same_as = [*(ending.same_as or ()), (target, redirect)]  # end's later results pass on too
         if ending.result is not None:
             self._pass_on(ending, target, redirect)
+
+    def _shared(self, anchors: Anchors | None) -> Anchors | None:
+        """anchors, or an equal set kept before (its names interned: ids repeat across pages)."""
+        if anchors is None:
+            return None
+        same = self._anchor_sets.get(anchors)
+        if same is None:
+            same = Anchors(frozenset(map(intern, anchors.names)), anchors.case_insensitive)
+            self._anchor_sets[same] = same
+        return same
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
@@ -131,7 +143,7 @@ class Ledger:
         first = target.result is None
         target.result = result
         if anchors is not None:
-            target.anchors = anchors
+            target.anchors = self._shared(anchors)
         if first:
             self._done.append(target)
             if self._emit is not None and (target.refs or target.fragment_refs):
