@@ -3,7 +3,8 @@
     gen_server.py serve --pages N [--port 8095]     listen on 127.0.0.1:PORT until SIGTERM or Ctrl+C
     gen_server.py truth --pages N                   print what a crawl of it must find (JSON: counts)
 
-Page i (/p/(i // 1000)/(i % 1000), 0 <= i < N; / is page 0, like /p/0/0) holds about 30 links, the same every time it is asked:
+Page i (/p/(i // 1000)/(i % 1000), 0 <= i < N; / is page 0, like /p/0/0) holds about 26 links, the same
+every time it is asked:
 - the navigation every page repeats: /, page 1, /about, /about#team
 - its children in a binary tree, pages 2i+1 and 2i+2 (so every page is reached, at depth <= log2 N), and
   the next page, i+1
