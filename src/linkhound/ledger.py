@@ -59,10 +59,13 @@ class Ledger:
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
+        return self.refer_id(key, url, self.references.add_ref(ref), fragment)
+
+    def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
+        """refer(), with the reference already in the store."""
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
-        ref_id = self.references.add_ref(ref)
         if fragment is None:
             target.refs.append(ref_id)
             return target

@@ -27,6 +27,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
+from .stored_references import StoredRefs
 from .types import Event, Page, Reference, Result
 
 STATE_FILE = "crawl.sqlite"
@@ -34,7 +35,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, session INTEGER NOT NULL, ops BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
-_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET = 0, 1, 2, 3, 4
+_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID = 0, 1, 2, 3, 4, 5  # (_REFER: files of earlier versions)
 _CHUNK = 2000  # ops per journal row
 
 PageEntry = tuple[str, "str | None", int, bool]  # url, key, links, followed (Engine's pages)
@@ -63,6 +64,8 @@ class PersistentLedger(Ledger):
         self._state = state
         self._db = state.connection
         self._db.executescript(_SCHEMA)
+        self._stored = StoredRefs(self._db, state.path)  # references on disk: memory keeps only their ids
+        self.references = self._stored
         self._pending: list[list[Any]] = []
         self._quiet = True  # replaying, or inside adopt(): nothing to journal
         self.pages: list[PageEntry] = []
@@ -81,9 +84,15 @@ class PersistentLedger(Ledger):
     def _replay(self) -> int:
         last = self._db.execute("SELECT max(session) FROM journal").fetchone()[0] or 0
         for (blob,) in self._db.execute("SELECT ops FROM journal ORDER BY seq"):
-            for op in orjson.loads(blob):
+            ops = orjson.loads(blob)
+            refs = iter(self._stored.many([op[3] for op in ops if op[0] == _REFER_ID]))
+            for op in ops:
                 kind = op[0]
-                if kind == _REFER:
+                if kind == _REFER_ID:
+                    key, ref_id, fragment = op[1], op[3], op[4]
+                    self.refer_id(key, op[2], ref_id, fragment)
+                    self._earlier_refs[(key, next(refs), fragment)] += 1
+                elif kind == _REFER:
                     key, url, ref, fragment = op[1], op[2], Reference(*op[3]), op[4]
                     super().refer(key, url, ref, fragment)
                     self._earlier_refs[(key, ref, fragment)] += 1
@@ -164,9 +173,10 @@ class PersistentLedger(Ledger):
                 else:
                     self._earlier_refs[ident] = n - 1
                 return target
-        target = super().refer(key, url, ref, fragment)
+        ref_id = self._stored.add_ref(ref)
+        target = self.refer_id(key, url, ref_id, fragment)
         if not self._quiet:
-            self._journal([_REFER, key, url, list(ref), fragment])
+            self._journal([_REFER_ID, key, url, ref_id, fragment])
         return target
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -206,6 +216,7 @@ class PersistentLedger(Ledger):
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""
         ops, self._pending = self._pending, []
+        self._stored.write()  # the references the journal names, in the same transaction
         rows = [(self._session, orjson.dumps(ops[i : i + _CHUNK])) for i in range(0, len(ops), _CHUNK)]
         self._db.executemany("INSERT INTO journal (session, ops) VALUES (?, ?)", rows)
         if self.notes_source is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, overload
 
 from .types import RawLink, Reference
 
+_CHUNK = 500  # references read from the store at a time
 _MAX = 0xFFFFFFFF  # a column past 4 billion is kept as this (an 'I' cell holds 32 bits)
 if TYPE_CHECKING:
     Ids = array[int]  # of "I": reference ids
@@ -79,6 +80,9 @@ class RefStore:
         return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute,
                          self._texts[self._text[i]])
 
+    def many(self, ref_ids: Sequence[int]) -> list[Reference]:
+        return [self.get(i) for i in ref_ids]
+
     def view(self, refs: Ids | int) -> Refs:
         """The references refs names: an array of ids, or one id."""
         if isinstance(refs, int):
@@ -116,9 +120,9 @@ class Refs(Sequence[Reference]):
         return self._store.get(self._ids[i])
 
     def __iter__(self) -> Iterator[Reference]:
-        get, ref_ids = self._store.get, self._ids
-        for k in range(self._n):
-            yield get(ref_ids[k])
+        many, ref_ids = self._store.many, self._ids
+        for start in range(0, self._n, _CHUNK):
+            yield from many(ref_ids[start : min(start + _CHUNK, self._n)])
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Refs, tuple)):
