@@ -192,3 +192,15 @@ async def test_a_state_of_another_crawl_is_refused(site: Site, tmp_path: Path) -
 
 def _results(report: Report) -> list[tuple[Any, ...]]:
     return sorted((r.url, r.status, r.code, r.depth, tuple(sorted(r.references))) for r in report.results)
+
+
+async def test_references_are_read_from_the_state_after_the_run_and_beside_the_next(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a", "/a#x", "/gone"))
+    site.page("/a", html("/", "/gone", extra='<p id="x"></p>'))
+    state = str(tmp_path / "state")
+    first = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    gone = next(r for r in first.results if r.url.endswith("/gone"))
+    assert sorted(ref.source for ref in gone.references) == [site.url("/"), site.url("/a")]  # read after the run
+    second = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    assert _results(second) == _results(first)  # (the first report's reads hold no lock on the state)
+    assert [ref.text for ref in gone.references] == ["/gone", "/gone"]

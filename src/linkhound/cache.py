@@ -58,7 +58,7 @@ class CachePolicy:
 
     @classmethod
     def from_settings(cls, s: Settings) -> CachePolicy:
-        return cls(s.cache_age, s.cache_errors, s.cache_exclude_status)
+        return cls(s.cache_age, s.cache_errors and not s.rerun_failed, s.cache_exclude_status)
 
 
 class Entry(NamedTuple):

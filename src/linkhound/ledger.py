@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from sys import intern
+from typing import Any
 
 from .fragments import Anchors
+from .references import Ids, Refs, RefStore, ids
 from .status import Status
 from .summary import Report, summarize
 from .types import Page, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
+_NONE: dict[str, Any] = {}  # a target's fragment dicts until their first entry: never written to
 
 
 class Target:
@@ -21,22 +25,25 @@ class Target:
 
     def __init__(self, key: str, url: str) -> None:
         self.key = key
-        self.url = url
-        self.refs: list[Reference] = []  # references that ask for no fragment (or one not checked)
-        self.fragment_refs: dict[str, list[Reference]] = {}  # fragment -> the references that ask for it
+        self.url = key if url == key else url  # one string where they are equal (nearly always)
+        self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
+        # fragment -> the references that ask for it: one id (most fragments have one), or an array of them
+        self.fragment_refs: dict[str, Ids | int] = _NONE  # (made on first write: most targets have none)
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
-        self.broken_fragments: dict[str, Result] = {}
+        self.broken_fragments: dict[str, Result] = _NONE
         self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
 
 
 class Ledger:
     def __init__(self, emit: Callable[[Result | Page], None] | None = None) -> None:
         self._emit = emit
+        self.references = RefStore()  # every reference, by id
         self._targets: dict[str, Target] = {}
         self._done: list[Target] = []  # in the order of their first result
         self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
+        self._anchor_sets: dict[Anchors, Anchors] = {}  # pages of one template have the same anchors: kept once
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -52,17 +59,25 @@ class Ledger:
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
+        return self.refer_id(key, url, self.references.add_ref(ref), fragment)
+
+    def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
+        """refer(), with the reference already in the store."""
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
         if fragment is None:
-            target.refs.append(ref)
+            target.refs.append(ref_id)
             return target
         refs = target.fragment_refs.get(fragment)
         if refs is not None:
-            refs.append(ref)
+            if isinstance(refs, int):
+                target.fragment_refs[fragment] = refs = ids([refs])
+            refs.append(ref_id)
             return target
-        target.fragment_refs[fragment] = [ref]
+        if target.fragment_refs is _NONE:
+            target.fragment_refs = {}
+        target.fragment_refs[fragment] = ref_id
         if target.result is not None:
             self._check_fragment(target, fragment)
         return target
@@ -78,7 +93,7 @@ class Ledger:
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
-        target.anchors = anchors
+        target.anchors = self._shared(anchors)
         self.checked(key, result)
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
@@ -90,6 +105,24 @@ class Ledger:
         ending.same_as = [*(ending.same_as or ()), (target, redirect)]  # end's later results pass on too
         if ending.result is not None:
             self._pass_on(ending, target, redirect)
+
+    def _shared(self, anchors: Anchors | None) -> Anchors | None:
+        """anchors, or an equal set kept before (its names interned: ids repeat across pages)."""
+        if anchors is None:
+            return None
+        same = self._anchor_sets.get(anchors)
+        if same is None:
+            same = Anchors(frozenset(map(intern, anchors.names)), anchors.case_insensitive)
+            self._anchor_sets[same] = same
+        return same
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
+        for key in keys:
+            target = self._targets[key]
+            target.result = target.anchors = None
+            target.broken_fragments = _NONE
+        self._done = [t for t in self._done if t.result is not None]
 
     def _settle_loops(self) -> None:
         """Redirects still waiting for the result of their end when the run is over go round in a circle
@@ -113,7 +146,7 @@ class Ledger:
         first = target.result is None
         target.result = result
         if anchors is not None:
-            target.anchors = anchors
+            target.anchors = self._shared(anchors)
         if first:
             self._done.append(target)
             if self._emit is not None and (target.refs or target.fragment_refs):
@@ -145,24 +178,30 @@ class Ledger:
             content_type=result.content_type,
             cached=result.cached,  # the anchors were the cache's too
         )
+        if target.broken_fragments is _NONE:
+            target.broken_fragments = {}
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, tuple(target.fragment_refs[fragment])))
+            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment])))
 
-    @staticmethod
-    def _all_refs(target: Target, leave_out: dict[str, Result] | None = None) -> tuple[Reference, ...]:
+    def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
         if not target.fragment_refs:
-            return tuple(target.refs)
-        refs = list(target.refs)
+            return self.references.view(target.refs)
+        refs = ids()
+        refs.extend(target.refs)
         for fragment, more in target.fragment_refs.items():
             if not leave_out or fragment not in leave_out:
-                refs.extend(more)
-        return tuple(refs)
+                if isinstance(more, int):
+                    refs.append(more)
+                else:
+                    refs.extend(more)
+        return self.references.view(refs)
 
     def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:
         """Final results with every reference and the shortest depth: a broken fragment's references move to
         its own result."""
         out: list[Result] = []
+        view = self.references.view
         for t in self._done:
             r = t.result
             assert r is not None
@@ -170,12 +209,12 @@ class Ledger:
             depth = r.depth if depth is None else depth
             if not t.fragment_refs:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(r, tuple(t.refs), depth))
+                    out.append(_with_refs(r, view(t.refs), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(_with_refs(r, self._all_refs(t, broken), depth))
             for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], tuple(t.fragment_refs[fragment]), depth))
+                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment]), depth))
         return tuple(out)
 
     def report(
@@ -193,7 +232,7 @@ class Ledger:
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 
 
-def _with_refs(r: Result, references: tuple[Reference, ...], depth: int | None = None) -> Result:
+def _with_refs(r: Result, references: Refs, depth: int | None = None) -> Result:
     """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
     depth = r.depth if depth is None else depth
     return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,

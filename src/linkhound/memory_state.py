@@ -19,7 +19,7 @@ class _Rec:
 
     def __init__(self, f: Found) -> None:
         self.key = f.key
-        self.url = f.url
+        self.url = f.key if f.url == f.key else f.url  # one string where they are equal
         self.host = f.host
         self.depth = f.depth
         self.plan = Plan.CHECK

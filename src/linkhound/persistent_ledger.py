@@ -27,6 +27,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
+from .stored_references import StoredRefs
 from .types import Event, Page, Reference, Result
 
 STATE_FILE = "crawl.sqlite"
@@ -34,7 +35,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, session INTEGER NOT NULL, ops BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
-_REFER, _CHECKED, _ADOPT, _PAGE = 0, 1, 2, 3
+_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID = 0, 1, 2, 3, 4, 5  # (_REFER: files of earlier versions)
 _CHUNK = 2000  # ops per journal row
 
 PageEntry = tuple[str, "str | None", int, bool]  # url, key, links, followed (Engine's pages)
@@ -63,6 +64,8 @@ class PersistentLedger(Ledger):
         self._state = state
         self._db = state.connection
         self._db.executescript(_SCHEMA)
+        self._stored = StoredRefs(self._db, state.path)  # references on disk: memory keeps only their ids
+        self.references = self._stored
         self._pending: list[list[Any]] = []
         self._quiet = True  # replaying, or inside adopt(): nothing to journal
         self.pages: list[PageEntry] = []
@@ -81,9 +84,15 @@ class PersistentLedger(Ledger):
     def _replay(self) -> int:
         last = self._db.execute("SELECT max(session) FROM journal").fetchone()[0] or 0
         for (blob,) in self._db.execute("SELECT ops FROM journal ORDER BY seq"):
-            for op in orjson.loads(blob):
+            ops = orjson.loads(blob)
+            refs = iter(self._stored.many([op[3] for op in ops if op[0] == _REFER_ID]))
+            for op in ops:
                 kind = op[0]
-                if kind == _REFER:
+                if kind == _REFER_ID:
+                    key, ref_id, fragment = op[1], op[3], op[4]
+                    self.refer_id(key, op[2], ref_id, fragment)
+                    self._earlier_refs[(key, next(refs), fragment)] += 1
+                elif kind == _REFER:
                     key, url, ref, fragment = op[1], op[2], Reference(*op[3]), op[4]
                     super().refer(key, url, ref, fragment)
                     self._earlier_refs[(key, ref, fragment)] += 1
@@ -91,6 +100,8 @@ class PersistentLedger(Ledger):
                     super().checked(op[1], _result(op[2]), _anchors(op[3]))
                 elif kind == _ADOPT:
                     super().adopt(op[1], op[2], _result(op[3]), _anchors(op[4]))
+                elif kind == _FORGET:
+                    self.forget(op[1])
                 else:
                     entry = (op[1], op[2], op[3], op[4])
                     self.pages.append(entry)
@@ -104,7 +115,7 @@ class PersistentLedger(Ledger):
     async def resume(self, settings: Settings, inputs: list[Input], files: LocalFiles,
                      depth_of: Callable[[str], int | None]) -> None:
         """Before the run: refuse another crawl's state, requeue what was done but never recorded (claims
-        cancelled by a stop), and show the results restored so far."""
+        cancelled by a stop, and with --rerun-failed what failed), and show the results restored so far."""
         crawl = fingerprint(settings, inputs)
         row = self._db.execute("SELECT value FROM notes WHERE name = 'crawl'").fetchone()
         if row is not None and row[0] != crawl:
@@ -112,7 +123,10 @@ class PersistentLedger(Ledger):
                              " remove it, or name another --state directory")
         if row is None:
             self._db.execute("INSERT INTO notes VALUES ('crawl', ?)", (crawl,))
-        for key in self._state.done_keys():
+        done = self._state.done_keys()
+        if settings.rerun_failed:
+            self._forget_failures(done)
+        for key in done:
             target = self.get(key)
             if target is None or target.result is None:
                 await self._state.requeue(key)
@@ -125,6 +139,16 @@ class PersistentLedger(Ledger):
                 self._emit(Page(url, (depth_of(page_key) or 0) if page_key else 0, links, followed))
             for result in self.results(depth_of):
                 self._emit(result)
+
+    def _forget_failures(self, requested: list[str]) -> None:
+        """--rerun-failed: the results of URLs requested last time that failed, or lack a #fragment asked for,
+        are dropped (the record is then queued again, for the same plan). Links decided without a request keep
+        theirs: the same rules decide them the same way."""
+        fetched = set(requested)
+        failed = [t.key for t in self._done if t.key in fetched and _failed(t)]
+        if failed:
+            self.forget(failed)
+            self._journal([_FORGET, failed])
 
     def _file_targets(self) -> Iterator[Target]:
         for target in self._done:
@@ -149,9 +173,10 @@ class PersistentLedger(Ledger):
                 else:
                     self._earlier_refs[ident] = n - 1
                 return target
-        target = super().refer(key, url, ref, fragment)
+        ref_id = self._stored.add_ref(ref)
+        target = self.refer_id(key, url, ref_id, fragment)
         if not self._quiet:
-            self._journal([_REFER, key, url, list(ref), fragment])
+            self._journal([_REFER_ID, key, url, ref_id, fragment])
         return target
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -191,6 +216,7 @@ class PersistentLedger(Ledger):
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""
         ops, self._pending = self._pending, []
+        self._stored.write()  # the references the journal names, in the same transaction
         rows = [(self._session, orjson.dumps(ops[i : i + _CHUNK])) for i in range(0, len(ops), _CHUNK)]
         self._db.executemany("INSERT INTO journal (session, ops) VALUES (?, ?)", rows)
         if self.notes_source is not None:
@@ -210,11 +236,16 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
     request settings, which may change between sessions, nor the output)."""
     shaping = []
     for f in option_fields(Settings):
-        if f.option.group in (CRAWLING, LINKS, LOCAL) and f.name != "state":
+        if f.option.group in (CRAWLING, LINKS, LOCAL) and f.name not in ("state", "rerun_failed"):
             value = getattr(settings, f.name)
             shaping.append([f.name, sorted(value) if isinstance(value, frozenset) else repr(value)])
     text = orjson.dumps([shaping, [i.location for i in inputs]])
     return hashlib.sha256(text).hexdigest()
+
+
+def _failed(target: Target) -> bool:
+    result = target.result
+    return result is not None and (result.status.is_broken or bool(target.broken_fragments))
 
 
 def _result_list(r: Result) -> list[Any]:

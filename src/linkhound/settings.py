@@ -153,6 +153,9 @@ class Settings:
     state: str | None = option(
         None, "keep the crawl's state in DIR: the same command run again resumes it after a kill or Ctrl+C",
         CRAWLING, metavar="DIR")
+    rerun_failed: bool = option(
+        False, "with --state or --cache: check again only what failed last time (broken, error, timeout, rate"
+        " limited, missing #fragments); the report covers everything, with the fresh verdicts", CRAWLING)
     max_path_variants: int = option(
         MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
         CRAWLING, metavar="N", at_least=1)
@@ -349,6 +352,9 @@ class Settings:
                 "reqwest can't vet the addresses a name resolves to, which --exclude-private and its friends need:"
                 " use 'auto' or 'aiohttp'",
             )
+        if self.rerun_failed and self.state is None and not self.cache:
+            raise OptionError("rerun_failed", "needs --state DIR or --cache: the results of the last run are kept"
+                              " there")
         try:
             c["max_cache_age"] = parse_age(self.max_cache_age)
         except ValueError as e:

@@ -60,6 +60,7 @@ class LinkSorter:
         found: list[Found] = []
         self.known = known = []
         http, refer, targets = self._http, self._ledger.refer, self._ledger.plain_targets()
+        add = self._ledger.references.add_raw
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = targets is not None and sitemap is None
         for raw, resolved in links:
@@ -69,7 +70,7 @@ class LinkSorter:
                 if entry is not None and depth >= entry[2]:
                     told = (follow and entry[0] and not raw.nofollow) | seed << 2
                     if told | entry[3] == entry[3]:
-                        targets[resolved[1]].refs.append(reference(source, raw))  # type: ignore[index]
+                        targets[resolved[1]].refs.append(add(source, raw))  # type: ignore[index]
                         known.append(resolved[1])
                         continue
             ref = reference(source, raw)
@@ -91,7 +92,7 @@ class LinkSorter:
                 if target is None:
                     refer(key, resolved[0], ref)
                 else:
-                    target.refs.append(ref)  # the common case by far: a link seen before (nav, footer)
+                    target.refs.append(add(source, raw))  # the common case by far: a link seen before (nav, footer)
                 told = crawl | seed << 2
             else:
                 refer(key, resolved[0], ref, fragment)

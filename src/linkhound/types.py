@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -71,7 +72,7 @@ class Result:
     elapsed: float = 0.0  # seconds spent on requests for this URL
     depth: int = 0
     content_type: str = ""
-    references: tuple[Reference, ...] = field(default=())
+    references: Sequence[Reference] = field(default=())  # a tuple, or a sequence read from a run's store
     cached: bool = False  # reused from the cache of an earlier run (--cache), without a request
     redirect_codes: tuple[int, ...] = ()  # the status of the answer that led to each of redirects (301, 302...)
 
