@@ -215,7 +215,8 @@ def _linked(ledger: Ledger, key: str, sitemaps: set[str]) -> bool:
     target = ledger.get(key)
     if target is None:  # a distributed crawl: another process holds its references, and no sitemap's
         return True
-    refs = [*target.refs, *(ref for more in target.fragment_refs.values() for ref in more)]
+    view = ledger.references.view
+    refs = [*view(target.refs), *(ref for more in target.fragment_refs.values() for ref in view(more))]
     return not refs or any(ref.element != "loc" or ref.source not in sitemaps for ref in refs)
 
 

@@ -48,7 +48,7 @@ def moved(results: tuple[Result, ...]) -> list[Suggestion]:
             continue
         url, codes = end
         reason = f"moved permanently ({', '.join(map(str, codes))})"
-        out.append(Suggestion(result.url, url, MOVED, reason, result.references))
+        out.append(Suggestion(result.url, url, MOVED, reason, tuple(result.references)))
     return out
 
 
