@@ -45,7 +45,7 @@ async def _https_twins(results: tuple[Result, ...], checker: HttpChecker, pool: 
         answer = Result(twin, outcome.status, outcome.code, outcome.reason, outcome.redirects)
         if not same_answer(result, answer):
             return None
-        return Suggestion(result.url, twin, HTTPS, "https:// answers the same", result.references)
+        return Suggestion(result.url, twin, HTTPS, "https:// answers the same", tuple(result.references))
 
     answers = await asyncio.gather(*(ask(r, twin) for r, twin in asked))
     return [s for s in answers if s is not None]
