@@ -335,7 +335,8 @@ def real_docs() -> Scenario:
 
     def prepare() -> None:
         if not os.path.isdir(source):
-            sys.exit("docs-real: set REAL_DOCS to a folder of Markdown files (e.g. a checkout of rust-lang/book's src/)")
+            sys.exit("docs-real: set REAL_DOCS to a folder of Markdown files "
+                     "(e.g. a checkout of rust-lang/book's src/)")
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "truth.json"), "w") as f:
             json.dump({"broken": [], "broken_fragments": []}, f)

@@ -17,7 +17,8 @@ import sys
 from collections import defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ORDER = ["startup", "crawl-1k", "crawl-10k", "crawl-100k", "oneshot-20k", "local-2k", "local-md", "docs-real", "latency-20h"]
+ORDER = ["startup", "crawl-1k", "crawl-10k", "crawl-100k", "oneshot-20k", "local-2k", "local-md", "docs-real",
+         "latency-20h"]
 TOOLS = ["linkhound", "lychee", "linkinator", "blc", "linkchecker"]
 Rec = dict[str, object]
 SCENARIO_NOTES = {

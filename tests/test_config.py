@@ -310,7 +310,7 @@ def test_every_flag_has_a_config_key() -> None:
     from linkhound.config import INPUT_KEYS
 
     command_line_only = {"help", "version", "config", "no_config", "print_config", "dump", "dump_inputs", "redis",
-                         "job", "lease"}
+                         "job", "lease", "redis_timeout"}
     dests = {a.dest for a in build_parser()._actions} - command_line_only
     assert dests - {"inputs"} <= set(setting_names()) | set(INPUT_KEYS)
     assert set(setting_names()) - {"hosts"} <= dests  # and every setting but [hosts] tables has a flag

@@ -134,12 +134,12 @@ async def test_a_worker_killed_mid_crawl_loses_nothing(site: Site, redis_url: st
 
 
 async def test_an_unreachable_redis_is_a_one_line_error(tmp_path: Path) -> None:
-    for args in (["--redis", "redis://127.0.0.1:1/0", "--job", "j", "http://127.0.0.1:9/"],
-                 ["worker", "--redis", "redis://127.0.0.1:1/0", "--job", "j"]):
+    for prog, args in (("linkhound", ["--redis", "redis://127.0.0.1:1/0", "--job", "j", "http://127.0.0.1:9/"]),
+                       ("linkhound worker", ["worker", "--redis", "redis://127.0.0.1:1/0", "--job", "j"])):
         proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "linkhound", *args, cwd=tmp_path,
                                                     stderr=asyncio.subprocess.PIPE)
         code, err = await _finish(proc)
-        assert code == 1 and err.startswith("linkhound: error: Redis at redis://127.0.0.1:1/0: ")
+        assert code == 1 and err.startswith(f"{prog}: error: Redis at redis://127.0.0.1:1/0: ")
         assert err.count("\n") == 1
 
 

@@ -76,7 +76,7 @@ async def test_report_and_jobs_while_a_job_runs_and_after(site: Site, redis_url:
 
         code, _, err = await _linkhound("jobs", "--redis", redis_url, "--job", "docs", "--drop")
         assert code == 1 and err.startswith(
-            "linkhound: error: --job docs: the job is being worked on (1 URLs in flight, 1 processes reading"), err
+            "linkhound jobs: error: --job docs: the job is being worked on (1 URLs in flight, 1 processes reading"), err
 
         code, text, err = await _linkhound("report", "--redis", redis_url, "--job", "docs", "--format", "json")
         assert code == 2, err  # /gone is broken already
@@ -112,7 +112,7 @@ async def test_report_and_jobs_while_a_job_runs_and_after(site: Site, redis_url:
     assert code == 0 and _rows(listing) == {}, listing
     for args in (["report", "--job", "docs"], ["jobs", "--job", "docs", "--drop"]):
         code, _, err = await _linkhound(*args, "--redis", redis_url)
-        assert code == 1 and err == f"linkhound: error: --job docs: no such job in Redis at {redis_url}\n"
+        assert code == 1 and err == f"linkhound {args[0]}: error: --job docs: no such job in Redis at {redis_url}\n"
 
 
 async def test_a_job_is_joined_by_the_same_command_and_refused_with_other_settings(site: Site, redis_url: str) -> None:
@@ -155,7 +155,8 @@ async def test_jobs_and_report_usage_errors_are_one_line(redis_url: str) -> None
         (["report", "--redis", redis_url, "--job", "{x}"], "job name '{x}': expected a non-empty name without braces"),
     ):
         code, _, err = await _linkhound(*args)
-        assert code == 1 and err.startswith("linkhound: error: ") and says in err and err.count("\n") == 1, err
+        assert code == 1 and err.startswith(f"linkhound {args[0]}: error: "), err
+        assert says in err and err.count("\n") == 1, err
 
 
 async def test_a_job_on_a_three_master_redis_cluster(site: Site, make_site: SiteFactory, tmp_path: Path) -> None:

@@ -107,11 +107,11 @@ async def test_redis_away_past_the_timeout_stops_every_process_and_the_job_resum
             lead = await procs.start(*run, "--redis-timeout", "1")
             await _until(site, 15)
             await asyncio.to_thread(redis.stop)
-            for proc in (lead, worker):
+            for proc, prog in ((lead, "linkhound"), (worker, "linkhound worker")):
                 code, err = await procs.finish(proc)
                 assert code == 1, err
                 last = err.splitlines()[-1]
-                assert last.startswith(f"linkhound: error: Redis at {redis.url} was away for 1 s (--redis-timeout): ")
+                assert last.startswith(f"{prog}: error: Redis at {redis.url} was away for 1 s (--redis-timeout): ")
                 assert last.endswith("the job is kept there: run the same command again to resume it"), err
             fetched = sum(site.counts().values())
             assert fetched < _PAGES  # stopped midway

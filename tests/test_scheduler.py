@@ -137,7 +137,7 @@ def test_result_with_references_keeps_every_other_field() -> None:
 
     values = {"url": "https://x/a", "status": Status.BROKEN, "code": 404, "reason": "Not Found",
               "redirects": ("https://x/b",), "elapsed": 0.5, "depth": 3, "content_type": "text/html",
-              "references": (), "cached": True}
+              "references": (), "cached": True, "redirect_codes": (301,)}
     assert {f.name for f in dataclasses.fields(Result)} == set(values)  # a new field must be added here too
     r = Result(**values)  # type: ignore[arg-type]
     refs = (Reference("https://x/", 1, 2, "a", "href", "/a"),)

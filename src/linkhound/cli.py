@@ -83,31 +83,22 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if args[:1] == ["fix"]:
-        return _fix(args[1:])
     from .exceptions import LinkhoundError
 
+    # Errors name the command they come from: "linkhound: error: ...", "linkhound jobs: error: ...".
+    command = args[0] if args[:1] in (["fix"], ["worker"], ["report"], ["jobs"]) else None
     try:
-        if args[:1] in (["worker"], ["report"], ["jobs"]):
+        if command == "fix":
+            from .fix_command import main as fix_main
+
+            return fix_main(args[1:])
+        if command is not None:
             from . import cli_redis
 
-            return {"worker": cli_redis.worker, "report": cli_redis.report, "jobs": cli_redis.jobs}[args[0]](args[1:])
+            return {"worker": cli_redis.worker, "report": cli_redis.report, "jobs": cli_redis.jobs}[command](args[1:])
         return _main(build_parser().parse_args(args))
     except LinkhoundError as e:
-        print(f"linkhound: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except BrokenPipeError:
-        return EXIT_OK
-
-
-def _fix(args: Sequence[str]) -> int:
-    from .exceptions import LinkhoundError
-    from .fix_command import main as fix_main
-
-    try:
-        return fix_main(args)
-    except LinkhoundError as e:
-        print(f"linkhound fix: error: {e}", file=sys.stderr)
+        print(f"linkhound{' ' + command if command else ''}: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return EXIT_OK

@@ -36,9 +36,9 @@ class GitHub(WholeReport):
             for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
                 for ref in referrers(result):
                     lines.append(_annotation(result, ref))
+            lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         if report.sitemap_drift is not None:  # --sitemap-drift: notices, which fail nothing
             lines.extend(_drift(report.sitemap_drift, self.summary_only))
-            lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         lines.extend(f"::warning::{_data(w)}" for w in report.summary.warnings)
         lines.extend(_expiring(report.summary))
         lines.append(summary_line(report.summary))
