@@ -15,7 +15,7 @@ from pathlib import Path
 from aiohttp import web
 
 import linkhound
-from server import Site, SiteFactory, html
+from server import Handler, Site, SiteFactory, html
 from test_crawl import build_site, referrers
 
 _HANG_GUARD = 120  # seconds: only catches a crawl that never ends
@@ -77,6 +77,54 @@ async def test_workers_share_one_crawl_and_its_report_matches_one_process(
     assert sorted((p["url"], p["depth"], p["links"], p["followed"]) for p in report["pages"]) == sorted(
         (p.url, p.depth, p.links, p.followed) for p in single.pages)
     assert report["summary"]["by_status"] == {s.value: single.summary.count(s) for s in linkhound.Status}
+
+
+async def test_redirects_to_pages_another_worker_found_report_as_one_process(
+    site: Site, redis_url: str, tmp_path: Path
+) -> None:
+    """Moved pages (301 to a page that other pages link to directly): a worker that follows such a redirect often
+    never saw the link to it, nor the page it reaches; the report still gives each its end's result."""
+    n = 200
+    rng = random.Random(7)
+
+    def links_of(i: int) -> list[str]:
+        return [f"/p/{(i * 5 + k) % n}" for k in range(1, 4)] + [f"/moved/{rng.randrange(n)}" for _ in range(3)]
+
+    for i in range(n):
+        site.handler(f"/p/{i}", _slow_page(html(*links_of(i), *(["/missing/x"] if i % 50 == 0 else [])), rng))
+        site.redirect(f"/moved/{i}", f"/p/{i}" if i % 40 else f"/gone/{i}")  # some land on a 404
+    workers = [await _worker(redis_url, "moved") for _ in range(2)]
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "moved", "--no-config",
+        "--no-robots", "--max-retries", "0", "--format", "json", "--output", str(out), site.url("/p/0"),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 2, err
+    for w in workers:
+        assert (await _finish(w))[0] == 0
+    assert max(site.counts().values()) == 1  # each URL asked once, across the processes
+    report = json.loads(out.read_text())
+
+    site.requests.clear()
+    single = await linkhound.check([site.url("/p/0")], recursive=True, max_retries=0, robots=False)
+    assert not [r for r in single.results if r.status is linkhound.Status.ERROR]
+    assert any(r.redirects for r in single.results)
+    assert {r["url"]: (r["status"], r["code"], r["reason"], sorted(ref["source"] for ref in r["references"]))
+            for r in report["results"]} == {
+        r.url: (r.status.value, r.code, r.reason, sorted(ref.source for ref in r.references))
+        for r in single.results}
+
+
+def _slow_page(body: str, rng: random.Random) -> Handler:
+    seconds = rng.uniform(0, 0.02)
+
+    async def h(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(seconds)
+        return web.Response(text=body, content_type="text/html")
+
+    return h
 
 
 def _ports_of(pid: int) -> set[int]:

@@ -165,6 +165,27 @@ async def test_a_stopped_crawl_resumes_the_claims_it_cancelled(site: Site, tmp_p
     assert Counter(r.path for r in site.requests if r.path.startswith("/p")) == {f"/p{i}": 1 for i in range(10, 30)}
 
 
+async def test_a_redirect_waiting_for_its_end_is_not_requested_again_after_a_stop(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/p", "/moved"))
+    site.slow("/p", 30.0)  # still in flight when the run stops
+    site.redirect("/moved", "/p")  # reaches /p, checked on its own: waits for its result
+    state = str(tmp_path / "state")
+    run = linkhound.start([site.url("/")], recursive=True, state=state)
+    task = asyncio.ensure_future(run.report())
+    while not (site.hits("/p") and site.hits("/moved")):
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(1.5)  # (the state commits about every second)
+    run.stop()
+    run.cancel()
+    assert (await task).summary.interrupted
+    site.page("/p", "now fast")
+    site.requests.clear()
+    resumed = await linkhound.check([site.url("/")], recursive=True, state=state)
+    assert Counter(r.path for r in site.requests if r.path != "/robots.txt") == {"/p": 1}
+    moved = next(r for r in resumed.results if r.url == site.url("/moved"))
+    assert (moved.status, moved.code, moved.redirects) == (linkhound.Status.OK, 200, (site.url("/p"),))
+
+
 async def test_local_files_and_their_fragments_survive_a_second_session(site: Site, tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()

@@ -98,7 +98,9 @@ class Ledger:
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
         """key redirects to end, which is checked on its own: end's result, with redirect's chain, is key's."""
-        target = self._targets[key]
+        target = self._targets.get(key)
+        if target is None:  # (a URL another process found, in distributed mode: made here as adopt makes it)
+            target = self._targets[key] = Target(key, redirect.url)
         ending = self._targets.get(end)
         if ending is None:
             ending = self._targets[end] = Target(end, redirect.redirects[-1] if redirect.redirects else end)

@@ -35,7 +35,7 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, session INTEGER NOT NULL, ops BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 """
-_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID = 0, 1, 2, 3, 4, 5  # (_REFER: files of earlier versions)
+_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID, _SAME_AS = 0, 1, 2, 3, 4, 5, 6  # (_REFER: earlier versions)
 _CHUNK = 2000  # ops per journal row
 
 PageEntry = tuple[str, "str | None", int, bool]  # url, key, links, followed (Engine's pages)
@@ -72,6 +72,7 @@ class PersistentLedger(Ledger):
         self._earlier_refs: Counter[tuple[str, Reference, str | None]] = Counter()
         self._earlier_pages: Counter[PageEntry] = Counter()
         self._earlier_notes: Notes = (set(), [])
+        self._waiting: set[str] = set()  # redirects journaled as waiting for their end's result
         self._saved_notes = b""
         self._session = self._replay() + 1
         self._quiet = False
@@ -102,6 +103,9 @@ class PersistentLedger(Ledger):
                     super().adopt(op[1], op[2], _result(op[3]), _anchors(op[4]))
                 elif kind == _FORGET:
                     self.forget(op[1])
+                elif kind == _SAME_AS:
+                    super().same_as(op[1], op[2], _result(op[3]))
+                    self._waiting.add(op[1])
                 else:
                     entry = (op[1], op[2], op[3], op[4])
                     self.pages.append(entry)
@@ -128,8 +132,8 @@ class PersistentLedger(Ledger):
             self._forget_failures(done)
         for key in done:
             target = self.get(key)
-            if target is None or target.result is None:
-                await self._state.requeue(key)
+            if (target is None or target.result is None) and key not in self._waiting:  # (waiting: its end is
+                await self._state.requeue(key)  # queued or done, and passes its result on when it has one)
         for target in list(self._file_targets()):  # their anchors are read from disk, when a fragment asks
             _, target.load_anchors = files.check(target.url)
             for fragment in sorted(target.fragment_refs):
@@ -192,6 +196,11 @@ class PersistentLedger(Ledger):
             self._quiet = quiet
         if not quiet:
             self._journal([_ADOPT, key, url, _result_list(result), _anchors_list(anchors)])
+
+    def same_as(self, key: str, end: str, redirect: Result) -> None:
+        super().same_as(key, end, redirect)
+        if not self._quiet:
+            self._journal([_SAME_AS, key, end, _result_list(redirect)])
 
     def page(self, entry: PageEntry) -> bool:
         """Record a page of the report; False when an earlier session recorded it (kept once)."""

@@ -47,6 +47,11 @@ class SharedLedger(Ledger):
         self._outbox.put(("c", key, target.url, _result(result),
                           None if a is None else (sorted(a.names), a.case_insensitive)))
 
+    def same_as(self, key: str, end: str, redirect: Result) -> None:
+        """Logged: end's result may come from another process, and only the report's replay joins the two."""
+        self._outbox.put(("s", key, end, _result(redirect)))
+        super().same_as(key, end, redirect)
+
     def page(self, event: Event) -> None:
         """An engine event: pages go to the log (results are in it already)."""
         if isinstance(event, Page):
@@ -78,6 +83,8 @@ def _replay(e: list[Any], ledger: Ledger, pages: list[tuple[str, int, bool]]) ->
     elif kind == "c":
         anchors = None if e[4] is None else Anchors(frozenset(e[4][0]), e[4][1])
         ledger.adopt(e[1], e[2], _unresult(e[3]), anchors)  # adopt: made if no reference came yet
+    elif kind == "s":
+        ledger.same_as(e[1], e[2], _unresult(e[3]))
     elif kind == "p":
         pages.append((e[1], e[2], e[3]))
 
