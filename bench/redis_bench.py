@@ -129,16 +129,17 @@ def main() -> None:
             urls, pages = len(report["results"]), report["summary"]["pages"]
             total = sum(calls.values())
             top = ", ".join(f"{k} {v / urls:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:6])
-            rows.append(f"| {n} | {pages} | {urls} | {wall:.1f} | {pages / wall:.0f} | {total / urls:.1f} | "
+            statuses = " ".join(f"{k} {v}" for k, v in sorted(report["summary"]["by_status"].items()) if v)
+            rows.append(f"| {n} | {pages} | {urls} | {statuses} | {wall:.1f} | {pages / wall:.0f} | {total / urls:.1f} | "
                         f"{calls.get('evalsha', 0) / urls:.2f} | {used / urls:.0f} | "
                         f"{used / urls * 100_000 / 2**20:.0f} | {top} |")
             subprocess.run([*linkhound, "jobs", "--redis", url, "--job", job, "--drop"], check=True,
                            capture_output=True)
         site = ns.site or f"generated, {ns.pages} pages, {ns.links} links a page"
         print(f"site: {site}; redis-server {rport}; cores: {os.cpu_count()}")
-        print("| processes | pages | URLs | wall s | pages/s | Redis commands / URL | EVALSHA / URL | "
+        print("| processes | pages | URLs | results by status | wall s | pages/s | Redis commands / URL | EVALSHA / URL | "
               "Redis bytes / URL | MiB / 100k URLs (extrapolated) | top commands / URL |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
     finally:
         for p in procs:
