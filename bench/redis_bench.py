@@ -2,11 +2,13 @@
 """Measure the distributed mode on loopback: pages/s with 1, 2, 4 processes, Redis commands per crawled URL and
 Redis memory per URL.
 
-    python bench/redis_bench.py [--pages 3000] [--processes 1,2,4] [--links 20] [--site URL]
+    python bench/redis_bench.py [--pages 3000] [--processes 1,2,4] [--links 20] [--latency MS] [--site URL]
+                                [--flags "--host-concurrency 64 ..."]
 
 Starts a private redis-server on a free loopback port (never 6379, no persistence) and a generated site in a
 process of its own (aiohttp: /p/0 .. /p/N-1, each page links to --links others and the next, one page in 50 to
-a missing one). For each process count P it runs one job: the starting `linkhound -r --redis` process plus
+a missing one; --latency MS: every answer waits that long, the latency-bound case). For each process count P
+it runs one job: the starting `linkhound -r --redis` process plus
 P - 1 `linkhound worker` processes, and reads from Redis
   - INFO commandstats, reset before the job: every command Redis ran, those inside the Lua scripts included
     (EVALSHA is one round trip each), divided by the URLs in the report;
@@ -31,11 +33,15 @@ import time
 from pathlib import Path
 
 
-def serve(port: int, pages: int, links: int) -> None:
-    """The generated site (run in its own process: `redis_bench.py serve PORT PAGES LINKS`)."""
+def serve(port: int, pages: int, links: int, latency_ms: int) -> None:
+    """The generated site (run in its own process: `redis_bench.py serve PORT PAGES LINKS LATENCY_MS`)."""
+    import asyncio
+
     from aiohttp import web
 
     async def page(request: web.Request) -> web.StreamResponse:
+        if latency_ms:
+            await asyncio.sleep(latency_ms / 1000)
         i = int(request.match_info["i"])
         rng = random.Random(i)
         targets = [f"/p/{rng.randrange(pages)}" for _ in range(links)] + [f"/p/{(i + 1) % pages}"]
@@ -81,13 +87,16 @@ def _commands(cli: list[str]) -> dict[str, int]:
 
 def main() -> None:
     if sys.argv[1:2] == ["serve"]:
-        serve(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+        serve(int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", type=int, default=3000)
     ap.add_argument("--links", type=int, default=20)
     ap.add_argument("--processes", default="1,2,4")
+    ap.add_argument("--latency", type=int, default=0, metavar="MS", help="each generated page waits MS ms")
     ap.add_argument("--site", metavar="URL", help="crawl this site instead of serving a generated one")
+    ap.add_argument("--flags", default="", help="more flags for the job (workers take its settings), e.g. "
+                    "--host-concurrency 64")
     ns = ap.parse_args()
     redis_server = shutil.which("redis-server")
     if redis_server is None:
@@ -97,7 +106,8 @@ def main() -> None:
     procs = [subprocess.Popen([redis_server, "--port", str(rport), "--bind", "127.0.0.1", "--save", "",
                                "--appendonly", "no", "--dir", str(work)], stdout=subprocess.DEVNULL)]
     if ns.site is None:
-        procs.append(subprocess.Popen([sys.executable, __file__, "serve", str(sport), str(ns.pages), str(ns.links)]))
+        procs.append(subprocess.Popen([sys.executable, __file__, "serve", str(sport), str(ns.pages), str(ns.links),
+                                      str(ns.latency)]))
     seed = ns.site or f"http://127.0.0.1:{sport}/p/0"
     try:
         _wait_port(rport)
@@ -117,7 +127,7 @@ def main() -> None:
             out = work / f"{job}.json"
             subprocess.run([*linkhound, "-r", "--redis", url, "--job", job, "--no-config", "--no-robots",
                             "--max-path-variants", str(ns.pages * 2), "--format", "json", "--output", str(out),
-                            seed], check=False, stderr=subprocess.DEVNULL)
+                            *ns.flags.split(), seed], check=False, stderr=subprocess.DEVNULL)
             for w in workers:
                 w.wait(600)
             wall = time.monotonic() - started
@@ -130,15 +140,17 @@ def main() -> None:
             total = sum(calls.values())
             top = ", ".join(f"{k} {v / urls:.2f}" for k, v in sorted(calls.items(), key=lambda kv: -kv[1])[:6])
             statuses = " ".join(f"{k} {v}" for k, v in sorted(report["summary"]["by_status"].items()) if v)
-            rows.append(f"| {n} | {pages} | {urls} | {statuses} | {wall:.1f} | {pages / wall:.0f} | {total / urls:.1f} | "
+            rows.append(f"| {n} | {pages} | {urls} | {statuses} | {wall:.1f} | {pages / wall:.0f} | "
+                        f"{total / urls:.1f} | "
                         f"{calls.get('evalsha', 0) / urls:.2f} | {used / urls:.0f} | "
                         f"{used / urls * 100_000 / 2**20:.0f} | {top} |")
             subprocess.run([*linkhound, "jobs", "--redis", url, "--job", job, "--drop"], check=True,
                            capture_output=True)
-        site = ns.site or f"generated, {ns.pages} pages, {ns.links} links a page"
+        site = ns.site or f"generated, {ns.pages} pages, {ns.links} links a page, {ns.latency} ms a page"
+        site += f"; flags: {ns.flags or '(none)'}"
         print(f"site: {site}; redis-server {rport}; cores: {os.cpu_count()}")
-        print("| processes | pages | URLs | results by status | wall s | pages/s | Redis commands / URL | EVALSHA / URL | "
-              "Redis bytes / URL | MiB / 100k URLs (extrapolated) | top commands / URL |")
+        print("| processes | pages | URLs | results by status | wall s | pages/s | Redis commands / URL | "
+              "EVALSHA / URL | Redis bytes / URL | MiB / 100k URLs (extrapolated) | top commands / URL |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
     finally:
