@@ -24,6 +24,11 @@ _PHRASES = {s.value: s.phrase for s in HTTPStatus}
 # LinkedIn answers 999 to clients it takes for bots; nobody can tell from here whether the page exists.
 BOT_CODES = frozenset({999})
 BODY_CUT = "body cut at --max-body-size"
+# Answers that may mean more than their code: a retry, a wait, a HEAD->GET fallback, bot protection. Any other
+# code is judged by the code alone (and a spent rate-limit window), on a shorter path.
+_SECOND_LOOK = RETRY_CODES | HEAD_REFUSED | BOT_CODES | {403, 429, 503}
+# Enum members read once: on Python 3.11 every Status.X goes through EnumType's __getattr__ hook (~0.2 µs).
+_OK, _BROKEN = Status.OK, Status.BROKEN
 
 
 class Outcome(NamedTuple):
@@ -105,6 +110,9 @@ class HttpChecker:
                     continue
                 return Outcome(Status.ERROR, None, e.reason, (), time.monotonic() - started)
             code = resp.status
+            if code not in _SECOND_LOOK:  # most answers: 2xx, 404 and the like
+                self._pool.record(host, code, time.monotonic() - t0, pause=rate_limit_reset(resp.headers, code))
+                return self._plain_verdict(resp, accept, time.monotonic() - started)
             retry_after = parse_retry_after(resp.headers.get("Retry-After"))
             reset = rate_limit_reset(resp.headers, code)  # the window's end, when the answer says it is spent
             if code in (429, 503):
@@ -123,6 +131,16 @@ class HttpChecker:
                 await asyncio.sleep(min(wait, policy.max_retry_wait))
                 continue
             return self._verdict(resp, accept, time.monotonic() - started)
+
+    @staticmethod
+    def _plain_verdict(resp: Response, accept: frozenset[int], elapsed: float) -> Outcome:
+        """_verdict of an answer whose code needs no second look (not in _SECOND_LOOK)."""
+        code = resp.status
+        if code in accept:
+            status, reason = _OK, BODY_CUT if resp.truncated else _reason(code)
+        else:
+            status, reason = _BROKEN, _reason(code)
+        return Outcome(status, code, reason, resp.redirects, elapsed, resp, "", resp.redirect_codes)
 
     def _verdict(self, resp: Response, accept: frozenset[int], elapsed: float) -> Outcome:
         code = resp.status

@@ -26,6 +26,7 @@ from .version import user_agent
 if TYPE_CHECKING:
     from multidict import CIMultiDict
 
+_REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 AUTO_BACKEND = "reqwest"  # what auto means where both stacks can do the job
 __all__ = [
     "ClientOptions", "Headers", "HttpClient", "KnownTarget", "NetworkError", "RedirectError", "Response", "Transport"
@@ -88,6 +89,8 @@ class HttpClient:
         self._no_proxy = env.get("no", "")
         self._proxy_cache: dict[str, str | None] = {}
         self._filtering = options.addresses.active
+        # whether a hop's headers may depend on its URL (besides cookies, which may come at any time)
+        self._per_hop = bool(self._credential_headers or options.host_headers or options.credentials)
         self.backend = chosen_backend(options) if transport is None else type(transport).__name__
         proxy_for = self._proxy_for if self._proxies else None
         self._transport = transport or default_transport(options, proxy_for, proxy_hosts(env))
@@ -117,16 +120,28 @@ class HttpClient:
         resolves to an excluded address. Credentials are chosen for each hop by its own URL (see _headers_for).
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
         """
+        hop = await self._request(method, url, url, (), headers)
+        if hop.status not in _REDIRECT_CODES or (location := hop.headers.get("Location")) is None:
+            return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
+        return await self._redirected(url, method, want_body, known, headers, hop, location)
+
+    async def _redirected(
+        self,
+        url: str,
+        method: str,
+        want_body: Callable[[str], bool],
+        known: Callable[[str], bool] | None,
+        headers: Mapping[str, str] | None,
+        hop: Hop,
+        location: str,
+    ) -> Response:
+        """fetch() from the first redirect on: hop is url's answer, a redirect to location."""
         chain: list[str] = []
         codes: list[int] = []
         seen = {url}
         current = url
         while True:
-            hop = await self._request(method, current, url, tuple(chain), headers)
             status = hop.status
-            location = hop.headers.get("Location") if status in (301, 302, 303, 307, 308) else None
-            if location is None:
-                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
             try:
                 await hop.discard()
             except BaseException:
@@ -150,6 +165,11 @@ class HttpClient:
             if known is not None and known(target):
                 raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
+            hop = await self._request(method, current, url, tuple(chain), headers)
+            following = hop.headers.get("Location") if hop.status in _REDIRECT_CODES else None
+            if following is None:
+                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
+            location = following
 
     async def _request(
         self, method: str, url: str, origin: str, chain: tuple[str, ...], extra: Mapping[str, str] | None = None
@@ -158,7 +178,9 @@ class HttpClient:
         try:
             if self._filtering:
                 self._options.addresses.check_literal(hostname_of(url))
-            headers: Mapping[str, str] | None = self._headers_for(url, origin)
+            headers: Mapping[str, str] | None = None
+            if self._per_hop or self._cookies.any:  # (_headers_for's own test, without the call for most hops)
+                headers = self._headers_for(url, origin)
             if extra:
                 headers = {**headers, **extra} if headers else extra
             hop = await self._transport.send(method, url, headers)

@@ -62,7 +62,10 @@ class ReqwestHop:
         return body.getvalue(), False
 
     async def discard(self) -> None:
-        length = None if self._bodiless else self._resp.headers.get("content-length")
+        if self._bodiless:  # a HEAD's answer, complete: nothing to drain and no context to leave
+            self._closed = True
+            return
+        length = self._resp.headers.get("content-length")
         try:
             if length is not None and length.isdigit() and int(length) <= DRAIN_LIMIT:
                 await self._resp.body_reader.bytes()  # drained, the connection goes back to the pool

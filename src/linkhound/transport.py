@@ -82,5 +82,18 @@ class ClientOptions:
         return {"User-Agent": self.user_agent, **plain}
 
 
+_MEDIA_TYPES: dict[str, str] = {}  # Content-Type as sent -> its media type: a server sends few distinct ones
+_MEDIA_TYPES_MAX = 1024
+
+
 def content_type(headers: Headers) -> str:
-    return (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    """The media type of an answer, lower-case, without parameters ("text/html"); "" when none is given."""
+    raw = headers.get("Content-Type")
+    if not raw:
+        return ""
+    media = _MEDIA_TYPES.get(raw)
+    if media is None:
+        media = raw.split(";", 1)[0].strip().lower()
+        if len(_MEDIA_TYPES) < _MEDIA_TYPES_MAX:
+            _MEDIA_TYPES[raw] = media
+    return media

@@ -60,9 +60,13 @@ class Link:
     host: str = ""  # host[:port], the HostPool's key (computed once, when the link is made)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Result:
-    """The outcome for one link target (a URL, or a URL plus fragment)."""
+    """The outcome for one link target (a URL, or a URL plus fragment).
+
+    Made at least twice per URL (checked, then reported with its references), so its __init__ is written out:
+    the generated one of a frozen dataclass sets each field through object.__setattr__, several times
+    the cost of the slots' own setters used here. Still frozen: assigning a field raises."""
 
     url: str  # as checked; with "#fragment" when this result is about a fragment
     status: Status
@@ -76,6 +80,32 @@ class Result:
     cached: bool = False  # reused from the cache of an earlier run (--cache), without a request
     redirect_codes: tuple[int, ...] = ()  # the status of the answer that led to each of redirects (301, 302...)
 
+    def __init__(
+        self,
+        url: str,
+        status: Status,
+        code: int | None = None,
+        reason: str = "",
+        redirects: tuple[str, ...] = (),
+        elapsed: float = 0.0,
+        depth: int = 0,
+        content_type: str = "",
+        references: Sequence[Reference] = (),
+        cached: bool = False,
+        redirect_codes: tuple[int, ...] = (),
+    ) -> None:
+        _set_url(self, url)
+        _set_status(self, status)
+        _set_code(self, code)
+        _set_reason(self, reason)
+        _set_redirects(self, redirects)
+        _set_elapsed(self, elapsed)
+        _set_depth(self, depth)
+        _set_content_type(self, content_type)
+        _set_references(self, references)
+        _set_cached(self, cached)
+        _set_redirect_codes(self, redirect_codes)
+
     @property
     def is_ok(self) -> bool:
         return self.status.is_ok
@@ -83,6 +113,10 @@ class Result:
     @property
     def is_broken(self) -> bool:
         return self.status.is_broken
+
+
+(_set_url, _set_status, _set_code, _set_reason, _set_redirects, _set_elapsed, _set_depth, _set_content_type,
+ _set_references, _set_cached, _set_redirect_codes) = (getattr(Result, name).__set__ for name in Result.__slots__)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from ..status import Status
@@ -60,8 +61,15 @@ def result_record(result: Result) -> Record:
         "depth": result.depth,
         "content_type": result.content_type,
         "cached": result.cached,
-        "references": [reference_record(r) for r in (sorted_refs(refs) if len(refs) > 1 else refs)],
+        "references": _reference_records(refs),
     }
+
+
+def _reference_records(refs: Sequence[Reference]) -> list[Record]:
+    n = len(refs)
+    if n == 1:  # the most common by far: read as refs[0], not through an iterator over the store
+        return [reference_record(refs[0])]
+    return [reference_record(r) for r in sorted_refs(refs)] if n else []
 
 
 def page_record(page: Page) -> Record:
