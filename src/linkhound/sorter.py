@@ -26,9 +26,10 @@ _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative 
 
 
 def reference(source: str, raw: RawLink) -> Reference:
-    # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
-    # interned, each string is stored once (about 30% less memory on the 10k-page bench).
-    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), intern(raw.text))
+    # element and attribute are a handful of strings: interned, each is stored once. The text is not: the
+    # reference store keeps each distinct text once already, and interning every one (a crawl has hundreds of
+    # thousands) would grow the interpreter's table of interned strings by as much again.
+    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), raw.text)
 
 
 class LinkSorter:
@@ -109,7 +110,7 @@ class LinkSorter:
         route = triage(resolved, from_network, self._rules, self.scope)
         if resolved is not None and route.route is Route.HTTP:
             crawlable = route.crawlable and self._recursive and self._guard.admit(resolved.url)
-            self._http[resolved.key] = [crawlable, host_of(resolved.url), _NEVER, 0]
+            self._http[resolved.key] = [crawlable, intern(host_of(resolved.url)), _NEVER, 0]  # (a few hosts)
             if self._recursive and route.reason:  # (not only when followed here: caps mustn't depend on order)
                 self.caps.add("crawler-trap guard")
         return route

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Protocol
 
 from .filters import AddressFilter
@@ -83,4 +84,5 @@ class ClientOptions:
 
 
 def content_type(headers: Headers) -> str:
-    return (headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
+    # interned: every result keeps one, and a crawl's are a handful of types
+    return intern((headers.get("Content-Type") or "").split(";", 1)[0].strip().lower())
