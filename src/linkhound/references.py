@@ -27,13 +27,14 @@ def ids(first: Iterable[int] = ()) -> Ids:
 
 
 class RefStore:
-    __slots__ = ("_sources", "_source_id", "_last", "_texts", "_text_id", "_pairs", "_pair_id", "_src", "_line",
+    __slots__ = ("_sources", "_last", "_texts", "_text_id", "_pairs", "_pair_id", "_src", "_line",
                  "_col", "_text", "_pair")
 
     def __init__(self) -> None:
+        # each source once per run of references from it: a page's (or a file's) references come in a row, so a
+        # source is nearly always kept once, without a dict from every page URL to its id
         self._sources: list[str] = []
-        self._source_id: dict[str, int] = {}
-        self._last: tuple[str, int] = ("", -1)  # the source of the last reference: a page's come in a row
+        self._last: tuple[str, int] = ("", -1)  # the source of the last reference
         self._texts: list[str] = []  # each link as written, once
         self._text_id: dict[str, int] = {}
         self._pairs: list[tuple[str, str]] = []  # (element, attribute): a handful
@@ -47,11 +48,8 @@ class RefStore:
     def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str) -> int:
         last, sid = self._last
         if source is not last and source != last:
-            found = self._source_id.get(source)
-            if found is None:
-                found = self._source_id[source] = len(self._sources)
-                self._sources.append(source)
-            sid = found
+            sid = len(self._sources)
+            self._sources.append(source)
             self._last = (source, sid)
         tid = self._text_id.get(text)
         if tid is None:
