@@ -59,13 +59,20 @@ class Ledger:
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
-        return self.refer_id(key, url, self.references.add_ref(ref), fragment)
+        target = self._target(key, url)
+        return self._refer(target, self.references.add_ref(ref, target.url), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
-        """refer(), with the reference already in the store."""
+        """refer(), with the reference already in the store (added with the target's url as its base)."""
+        return self._refer(self._target(key, url), ref_id, fragment)
+
+    def _target(self, key: str, url: str) -> Target:
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
+        return target
+
+    def _refer(self, target: Target, ref_id: int, fragment: str | None) -> Target:
         if fragment is None:
             target.refs.append(ref_id)
             return target
@@ -184,11 +191,11 @@ class Ledger:
             target.broken_fragments = {}
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment])))
+            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment], target.url)))
 
     def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
         if not target.fragment_refs:
-            return self.references.view(target.refs)
+            return self.references.view(target.refs, target.url)
         refs = ids()
         refs.extend(target.refs)
         for fragment, more in target.fragment_refs.items():
@@ -197,7 +204,7 @@ class Ledger:
                     refs.append(more)
                 else:
                     refs.extend(more)
-        return self.references.view(refs)
+        return self.references.view(refs, target.url)
 
     def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:
         """Final results with every reference and the shortest depth: a broken fragment's references move to
@@ -211,12 +218,12 @@ class Ledger:
             depth = r.depth if depth is None else depth
             if not t.fragment_refs:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(r, view(t.refs), depth))
+                    out.append(_with_refs(r, view(t.refs, t.url), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(_with_refs(r, self._all_refs(t, broken), depth))
             for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment]), depth))
+                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment], t.url), depth))
         return tuple(out)
 
     def report(

@@ -71,7 +71,8 @@ class LinkSorter:
                 if entry is not None and depth >= entry >> 4:
                     told = (follow and entry & 1 == 1 and not raw.nofollow) | seed << 2
                     if told << 1 | entry == entry:
-                        targets[resolved[1]].refs.append(add(source, raw))  # type: ignore[index]
+                        target = targets[resolved[1]]  # type: ignore[index]
+                        target.refs.append(add(source, raw, target.url))
                         known.append(resolved[1])
                         continue
             ref = reference(source, raw)
@@ -93,7 +94,7 @@ class LinkSorter:
                 if target is None:
                     refer(key, resolved[0], ref)
                 else:
-                    target.refs.append(add(source, raw))  # the common case by far: a link seen before (nav, footer)
+                    target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
                 told = crawl | seed << 2
             else:
                 refer(key, resolved[0], ref, fragment)
