@@ -24,6 +24,7 @@ from .inputs import Input
 from .ledger import Ledger, Target
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
+from .page_log import PageEntry, PageLog
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
@@ -38,7 +39,6 @@ CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 _REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID, _SAME_AS = 0, 1, 2, 3, 4, 5, 6  # (_REFER: earlier versions)
 _CHUNK = 2000  # ops per journal row
 
-PageEntry = tuple[str, "str | None", int, bool]  # url, key, links, followed (Engine's pages)
 Notes = tuple[set[str], list[str]]  # caps, warnings
 
 
@@ -68,7 +68,7 @@ class PersistentLedger(Ledger):
         self.references = self._stored
         self._pending: list[list[Any]] = []
         self._quiet = True  # replaying, or inside adopt(): nothing to journal
-        self.pages: list[PageEntry] = []
+        self.pages = PageLog()
         self._earlier_refs: Counter[tuple[str, Reference, str | None]] = Counter()
         self._earlier_pages: Counter[PageEntry] = Counter()
         self._earlier_notes: Notes = (set(), [])

@@ -107,6 +107,11 @@ class LinkSorter:
             found.append(new(Found, (key, resolved[0], host, depth, crawl, fragment is not None, seed)))
         return found
 
+    def close(self) -> None:
+        """No more links to sort (the crawl is over): the per-URL entries go, before the report needs memory."""
+        self._http.clear()
+        self._guard.close()
+
     def _route(self, resolved: Resolved | None, from_network: bool) -> Triage:
         """triage(), decided once per http(s) URL; the trap guard sees each URL that may be crawled."""
         route = triage(resolved, from_network, self._rules, self.scope)

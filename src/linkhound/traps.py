@@ -43,6 +43,10 @@ class TrapGuard:
         self.suspected.update(refused)
         return not refused
 
+    def close(self) -> None:
+        """No more URLs to admit: the families' members go (the patterns of those cut stay)."""
+        self._families.clear()
+
     def _fits(self, family: str, value: str, most: int) -> bool:
         members = self._families.get(family)
         if members is None:
