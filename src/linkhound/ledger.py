@@ -13,27 +13,60 @@ from .summary import Report, summarize
 from .types import Page, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
-_NONE: dict[str, Any] = {}  # a target's fragment dicts until their first entry: never written to
+_NONE: dict[str, Any] = {}  # a target's broken fragments until their first entry: never written to
+_FEW = 4  # fragments a target keeps as a flat tuple (a dict costs 200 bytes; most targets have 1 to 3)
+FragmentRefs = tuple["str | Ids | int", ...]  # (fragment, refs, fragment, refs, ...)
 
 
 class Target:
     """One unique target (canonical key): who links to it, and what came of it."""
 
     __slots__ = (
-        "key", "url", "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
+        "key", "url", "refs", "fragments", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
     )
 
     def __init__(self, key: str, url: str) -> None:
         self.key = key
         self.url = key if url == key else url  # one string where they are equal (nearly always)
         self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
-        # fragment -> the references that ask for it: one id (most fragments have one), or an array of them
-        self.fragment_refs: dict[str, Ids | int] = _NONE  # (made on first write: most targets have none)
+        # each fragment asked for, with the references that ask for it: one id (most fragments have one), or an
+        # array of them. A few fragments as a flat tuple, more in a dict: fragment_refs() reads either.
+        self.fragments: FragmentRefs | dict[str, Ids | int] = ()
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
         self.broken_fragments: dict[str, Result] = _NONE
         self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
+
+    def fragment_refs(self) -> dict[str, Ids | int]:
+        """Each fragment asked for, with the references that ask for it (a dict made for the caller)."""
+        f = self.fragments
+        if isinstance(f, dict):
+            return f
+        return {f[i]: f[i + 1] for i in range(0, len(f), 2)}  # type: ignore[misc]
+
+    def refs_of(self, fragment: str) -> Ids | int | None:
+        f = self.fragments
+        if isinstance(f, dict):
+            return f.get(fragment)
+        for i in range(0, len(f), 2):
+            if f[i] == fragment:
+                return f[i + 1]  # type: ignore[return-value]
+        return None
+
+    def set_refs(self, fragment: str, refs: Ids | int) -> None:
+        f = self.fragments
+        if isinstance(f, dict):
+            f[fragment] = refs
+            return
+        for i in range(0, len(f), 2):
+            if f[i] == fragment:
+                self.fragments = (*f[:i + 1], refs, *f[i + 2 :])
+                return
+        if len(f) < 2 * _FEW:
+            self.fragments = (*f, fragment, refs)
+        else:
+            self.fragments = {**self.fragment_refs(), fragment: refs}
 
 
 class Ledger:
@@ -76,15 +109,14 @@ class Ledger:
         if fragment is None:
             target.refs.append(ref_id)
             return target
-        refs = target.fragment_refs.get(fragment)
+        refs = target.refs_of(fragment)
         if refs is not None:
             if isinstance(refs, int):
-                target.fragment_refs[fragment] = refs = ids([refs])
+                refs = ids([refs])
+                target.set_refs(fragment, refs)
             refs.append(ref_id)
             return target
-        if target.fragment_refs is _NONE:
-            target.fragment_refs = {}
-        target.fragment_refs[fragment] = ref_id
+        target.set_refs(fragment, ref_id)
         if target.result is not None:
             self._check_fragment(target, fragment)
         return target
@@ -158,10 +190,11 @@ class Ledger:
             target.anchors = self._shared(anchors)
         if first:
             self._done.append(target)
-            if self._emit is not None and (target.refs or target.fragment_refs):
+            if self._emit is not None and (target.refs or target.fragments):
                 self._emit(_with_refs(result, self._all_refs(target)))
-        for fragment in sorted(target.fragment_refs):
-            self._check_fragment(target, fragment)
+        if target.fragments:
+            for fragment in sorted(target.fragment_refs()):
+                self._check_fragment(target, fragment)
         if target.same_as and key not in self._passing:  # (a circle of redirects stops where it began)
             self._passing.add(key)
             try:
@@ -191,14 +224,16 @@ class Ledger:
             target.broken_fragments = {}
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment], target.url)))
+            refs = target.refs_of(fragment)
+            assert refs is not None
+            self._emit(_with_refs(broken, self.references.view(refs, target.url)))
 
     def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
-        if not target.fragment_refs:
+        if not target.fragments:
             return self.references.view(target.refs, target.url)
         refs = ids()
         refs.extend(target.refs)
-        for fragment, more in target.fragment_refs.items():
+        for fragment, more in target.fragment_refs().items():
             if not leave_out or fragment not in leave_out:
                 if isinstance(more, int):
                     refs.append(more)
@@ -216,14 +251,16 @@ class Ledger:
             assert r is not None
             depth = depth_of(t.key)
             depth = r.depth if depth is None else depth
-            if not t.fragment_refs:  # by far the most common: one result, its references as they are
+            if not t.fragments:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
                     out.append(_with_refs(r, view(t.refs, t.url), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(_with_refs(r, self._all_refs(t, broken), depth))
-            for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment], t.url), depth))
+            if broken:
+                asked = t.fragment_refs()
+                for fragment in sorted(broken):
+                    out.append(_with_refs(broken[fragment], view(asked[fragment], t.url), depth))
         return tuple(out)
 
     def report(

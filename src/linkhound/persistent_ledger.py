@@ -136,7 +136,7 @@ class PersistentLedger(Ledger):
                 await self._state.requeue(key)  # queued or done, and passes its result on when it has one)
         for target in list(self._file_targets()):  # their anchors are read from disk, when a fragment asks
             _, target.load_anchors = files.check(target.url)
-            for fragment in sorted(target.fragment_refs):
+            for fragment in sorted(target.fragment_refs()):
                 self._check_fragment(target, fragment)
         if self._emit is not None:
             for url, page_key, links, followed in self.pages:

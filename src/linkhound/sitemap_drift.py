@@ -217,7 +217,7 @@ def _linked(ledger: Ledger, key: str, sitemaps: set[str]) -> bool:
         return True
     view = ledger.references.view
     base = target.url
-    refs = [*view(target.refs, base), *(ref for more in target.fragment_refs.values() for ref in view(more, base))]
+    refs = [*view(target.refs, base), *(ref for more in target.fragment_refs().values() for ref in view(more, base))]
     return not refs or any(ref.element != "loc" or ref.source not in sitemaps for ref in refs)
 
 
