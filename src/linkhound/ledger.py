@@ -185,6 +185,8 @@ class Ledger:
         """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
         target = self._targets[key]
         first = target.result is None
+        if result.url is not target.url and result.url == target.url:  # (a claim read from a state file)
+            result = _with_url(result, target.url)  # the target's string kept, not a second equal one
         target.result = result
         if anchors is not None:
             target.anchors = self._shared(anchors)
@@ -276,6 +278,11 @@ class Ledger:
             self._settle_loops()
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
+
+
+def _with_url(r: Result, url: str) -> Result:
+    return Result(url, r.status, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, r.references,
+                  r.cached, r.redirect_codes)
 
 
 def _with_refs(r: Result, references: Refs, depth: int | None = None) -> Result:
