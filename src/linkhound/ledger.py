@@ -116,6 +116,7 @@ class Ledger:
                 target.set_refs(fragment, refs)
             refs.append(ref_id)
             return target
+        fragment = intern(fragment)  # (the same few names on every page: each kept once)
         target.set_refs(fragment, ref_id)
         if target.result is not None:
             self._check_fragment(target, fragment)

@@ -208,7 +208,12 @@ class PersistentLedger(Ledger):
         if n:
             self._earlier_pages[entry] = n - 1
             return False
-        self.pages.append(entry)
+        url, key, links, followed = entry
+        target = self.get(key) if key is not None else None
+        if target is not None:  # (strings read from the state file: the target's kept, not a second equal one)
+            key = target.key
+            url = target.url if url == target.url else url
+        self.pages.append((url, key, links, followed))
         self._journal([_PAGE, *entry])
         return True
 
