@@ -91,7 +91,7 @@ class PersistentLedger(Ledger):
                 kind = op[0]
                 if kind == _REFER_ID:
                     key, ref_id, fragment = op[1], op[3], op[4]
-                    self.refer_id(key, op[2], ref_id, fragment)
+                    self.refer_id(key, op[2] or key, ref_id, fragment)
                     self._earlier_refs[(key, next(refs), fragment)] += 1
                 elif kind == _REFER:
                     key, url, ref, fragment = op[1], op[2], Reference(*op[3]), op[4]
@@ -180,7 +180,8 @@ class PersistentLedger(Ledger):
         ref_id = self._stored.add_ref(ref)
         target = self.refer_id(key, url, ref_id, fragment)
         if not self._quiet:
-            self._journal([_REFER_ID, key, url, ref_id, fragment])
+            # (url null where it is the key, nearly always: a third of the journal's bytes)
+            self._journal([_REFER_ID, key, None if url == key else url, ref_id, fragment])
         return target
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
