@@ -26,6 +26,7 @@ from .local_files import LocalFiles
 from .loop import fewer_collections
 from .memory_state import MemoryState
 from .notes import Notes
+from .page_log import PageLog
 from .page_parser import PageParser
 from .redirects import Redirects
 from .robots import Robots
@@ -88,8 +89,7 @@ class Engine:
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
             s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
-        # url, key, links, followed
-        self._pages: list[tuple[str, str | None, int, bool]] = self._journal.pages if self._journal is not None else []
+        self._pages = self._journal.pages if self._journal is not None else PageLog()
         self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
@@ -306,6 +306,7 @@ class Engine:
             self._emit(Page(url, depth or 0, links, followed))
 
     def _report(self, elapsed: float) -> Report:
+        self._sorter.close()
         depth_of = self._state.depth
         pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
         caps, warnings = self._run_notes()

@@ -13,27 +13,60 @@ from .summary import Report, summarize
 from .types import Page, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
-_NONE: dict[str, Any] = {}  # a target's fragment dicts until their first entry: never written to
+_NONE: dict[str, Any] = {}  # a target's broken fragments until their first entry: never written to
+_FEW = 4  # fragments a target keeps as a flat tuple (a dict costs 200 bytes; most targets have 1 to 3)
+FragmentRefs = tuple["str | Ids | int", ...]  # (fragment, refs, fragment, refs, ...)
 
 
 class Target:
     """One unique target (canonical key): who links to it, and what came of it."""
 
     __slots__ = (
-        "key", "url", "refs", "fragment_refs", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
+        "key", "url", "refs", "fragments", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
     )
 
     def __init__(self, key: str, url: str) -> None:
         self.key = key
         self.url = key if url == key else url  # one string where they are equal (nearly always)
         self.refs: Ids = ids()  # references (ids in the ledger's store) that ask for no fragment
-        # fragment -> the references that ask for it: one id (most fragments have one), or an array of them
-        self.fragment_refs: dict[str, Ids | int] = _NONE  # (made on first write: most targets have none)
+        # each fragment asked for, with the references that ask for it: one id (most fragments have one), or an
+        # array of them. A few fragments as a flat tuple, more in a dict: fragment_refs() reads either.
+        self.fragments: FragmentRefs | dict[str, Ids | int] = ()
         self.result: Result | None = None
         self.anchors: Anchors | None = None
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
         self.broken_fragments: dict[str, Result] = _NONE
         self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
+
+    def fragment_refs(self) -> dict[str, Ids | int]:
+        """Each fragment asked for, with the references that ask for it (a dict made for the caller)."""
+        f = self.fragments
+        if isinstance(f, dict):
+            return f
+        return {f[i]: f[i + 1] for i in range(0, len(f), 2)}  # type: ignore[misc]
+
+    def refs_of(self, fragment: str) -> Ids | int | None:
+        f = self.fragments
+        if isinstance(f, dict):
+            return f.get(fragment)
+        for i in range(0, len(f), 2):
+            if f[i] == fragment:
+                return f[i + 1]  # type: ignore[return-value]
+        return None
+
+    def set_refs(self, fragment: str, refs: Ids | int) -> None:
+        f = self.fragments
+        if isinstance(f, dict):
+            f[fragment] = refs
+            return
+        for i in range(0, len(f), 2):
+            if f[i] == fragment:
+                self.fragments = (*f[:i + 1], refs, *f[i + 2 :])
+                return
+        if len(f) < 2 * _FEW:
+            self.fragments = (*f, fragment, refs)
+        else:
+            self.fragments = {**self.fragment_refs(), fragment: refs}
 
 
 class Ledger:
@@ -59,25 +92,32 @@ class Ledger:
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
-        return self.refer_id(key, url, self.references.add_ref(ref), fragment)
+        target = self._target(key, url)
+        return self._refer(target, self.references.add_ref(ref, target.url), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
-        """refer(), with the reference already in the store."""
+        """refer(), with the reference already in the store (added with the target's url as its base)."""
+        return self._refer(self._target(key, url), ref_id, fragment)
+
+    def _target(self, key: str, url: str) -> Target:
         target = self._targets.get(key)
         if target is None:
             target = self._targets[key] = Target(key, url)
+        return target
+
+    def _refer(self, target: Target, ref_id: int, fragment: str | None) -> Target:
         if fragment is None:
             target.refs.append(ref_id)
             return target
-        refs = target.fragment_refs.get(fragment)
+        refs = target.refs_of(fragment)
         if refs is not None:
             if isinstance(refs, int):
-                target.fragment_refs[fragment] = refs = ids([refs])
+                refs = ids([refs])
+                target.set_refs(fragment, refs)
             refs.append(ref_id)
             return target
-        if target.fragment_refs is _NONE:
-            target.fragment_refs = {}
-        target.fragment_refs[fragment] = ref_id
+        fragment = intern(fragment)  # (the same few names on every page: each kept once)
+        target.set_refs(fragment, ref_id)
         if target.result is not None:
             self._check_fragment(target, fragment)
         return target
@@ -146,15 +186,18 @@ class Ledger:
         """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
         target = self._targets[key]
         first = target.result is None
+        if result.url is not target.url and result.url == target.url:  # (a claim read from a state file)
+            result = _with_url(result, target.url)  # the target's string kept, not a second equal one
         target.result = result
         if anchors is not None:
             target.anchors = self._shared(anchors)
         if first:
             self._done.append(target)
-            if self._emit is not None and (target.refs or target.fragment_refs):
+            if self._emit is not None and (target.refs or target.fragments):
                 self._emit(_with_refs(result, self._all_refs(target)))
-        for fragment in sorted(target.fragment_refs):
-            self._check_fragment(target, fragment)
+        if target.fragments:
+            for fragment in sorted(target.fragment_refs()):
+                self._check_fragment(target, fragment)
         if target.same_as and key not in self._passing:  # (a circle of redirects stops where it began)
             self._passing.add(key)
             try:
@@ -184,20 +227,22 @@ class Ledger:
             target.broken_fragments = {}
         target.broken_fragments[fragment] = broken
         if self._emit is not None:
-            self._emit(_with_refs(broken, self.references.view(target.fragment_refs[fragment])))
+            refs = target.refs_of(fragment)
+            assert refs is not None
+            self._emit(_with_refs(broken, self.references.view(refs, target.url)))
 
     def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
-        if not target.fragment_refs:
-            return self.references.view(target.refs)
+        if not target.fragments:
+            return self.references.view(target.refs, target.url)
         refs = ids()
         refs.extend(target.refs)
-        for fragment, more in target.fragment_refs.items():
+        for fragment, more in target.fragment_refs().items():
             if not leave_out or fragment not in leave_out:
                 if isinstance(more, int):
                     refs.append(more)
                 else:
                     refs.extend(more)
-        return self.references.view(refs)
+        return self.references.view(refs, target.url)
 
     def results(self, depth_of: DepthOf = lambda key: None) -> tuple[Result, ...]:
         """Final results with every reference and the shortest depth: a broken fragment's references move to
@@ -209,14 +254,16 @@ class Ledger:
             assert r is not None
             depth = depth_of(t.key)
             depth = r.depth if depth is None else depth
-            if not t.fragment_refs:  # by far the most common: one result, its references as they are
+            if not t.fragments:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(r, view(t.refs), depth))
+                    out.append(_with_refs(r, view(t.refs, t.url), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(_with_refs(r, self._all_refs(t, broken), depth))
-            for fragment in sorted(broken):
-                out.append(_with_refs(broken[fragment], view(t.fragment_refs[fragment]), depth))
+            if broken:
+                asked = t.fragment_refs()
+                for fragment in sorted(broken):
+                    out.append(_with_refs(broken[fragment], view(asked[fragment], t.url), depth))
         return tuple(out)
 
     def report(
@@ -232,6 +279,11 @@ class Ledger:
             self._settle_loops()
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
+
+
+def _with_url(r: Result, url: str) -> Result:
+    return Result(url, r.status, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, r.references,
+                  r.cached, r.redirect_codes)
 
 
 def _with_refs(r: Result, references: Refs, depth: int | None = None) -> Result:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from array import array
 from collections.abc import Callable, Iterable
 
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
@@ -14,10 +15,11 @@ _NO_LIMITS = Limits()
 class _Rec:
     """One URL's record. `served` is the plan its last fetch satisfied (None before the first)."""
 
-    __slots__ = ("key", "url", "host", "depth", "plan", "served", "progress", "crawlable", "body", "seed",
+    __slots__ = ("id", "key", "url", "host", "depth", "plan", "served", "progress", "crawlable", "body", "seed",
                  "children", "hop", "token")
 
-    def __init__(self, f: Found) -> None:
+    def __init__(self, f: Found, rid: int) -> None:
+        self.id = rid  # its place in MemoryState._by_id
         self.key = f.key
         self.url = f.key if f.url == f.key else f.url  # one string where they are equal
         self.host = f.host
@@ -28,7 +30,8 @@ class _Rec:
         self.crawlable = f.crawl
         self.body = f.body
         self.seed = f.seed
-        self.children: list[_Rec] | None = None  # the records its links point to, once crawled
+        # the ids of the records its links point to, once crawled: 4 bytes a link, where a list costs 8 and more
+        self.children: array[int] | None = None
         self.hop = 1  # how much deeper its children are (0 for a sitemap's entries)
         self.token = 0  # the live queue entry's token; older entries are stale
 
@@ -41,6 +44,7 @@ class MemoryState:
         self._limits = limits
         self._on_host_ready = on_host_ready
         self._records: dict[str, _Rec] = {}
+        self._by_id: list[_Rec] = []
         self._queues: dict[str, list[tuple[int, int, _Rec, int]]] = {}
         self._seq = itertools.count()
         self._pages = 0  # PAGE plans granted
@@ -65,12 +69,12 @@ class MemoryState:
         kids = None
         records = self._records
         if parent is not None and (page := records.get(parent)) is not None:
-            kids = page.children = [] if page.children is None else page.children
+            kids = page.children = array("I") if page.children is None else page.children
             page.hop = hop
         for f in found:
             r = records.get(f.key)
             if r is None:
-                r = records[f.key] = _Rec(f)
+                r = records[f.key] = self._new(f)
                 r.plan = self._wanted(r)
                 self.unfinished += 1
                 self._queued += 1
@@ -79,23 +83,24 @@ class MemoryState:
             elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
                 self._update(r, f, changed)
             if kids is not None:
-                kids.append(r)
+                kids.append(r.id)
         if kids is not None:
-            kids.extend(map(records.__getitem__, known))
+            kids.extend([records[key].id for key in known])
         return changed
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
         r = self._records.get(found.key)
         adopted = r is None
         if r is None:
-            r = self._records[found.key] = _Rec(found)
+            r = self._records[found.key] = self._new(found)
             r.plan = r.served = Plan.PAGE
             r.progress = Progress.DONE
             self._pages += 1
         else:
             self._update(r, found, [])
         if parent is not None and (redirect := self._records.get(parent)) is not None:
-            redirect.children, redirect.hop = [r], 0  # a redirect is a hop of no length: its end moves up with it
+            # a redirect is a hop of no length: its end moves up with it
+            redirect.children, redirect.hop = array("I", [r.id]), 0
         return adopted
 
     async def claim(self, host: str) -> Claim | None:
@@ -142,6 +147,11 @@ class MemoryState:
 
     # -- the rules -------------------------------------------------------------------------------------
 
+    def _new(self, f: Found) -> _Rec:
+        r = _Rec(f, len(self._by_id))
+        self._by_id.append(r)
+        return r
+
     def _wanted(self, r: _Rec) -> Plan:
         plan = wanted(r, self._limits, self._pages)
         if plan is Plan.PAGE and r.plan != Plan.PAGE:
@@ -182,7 +192,7 @@ class MemoryState:
                 self._push(r)  # at its new depth (the older entry goes stale)
             self._raise(r, changed)  # maybe within --max-depth now
             if r.children:
-                work.extend((child, depth + r.hop) for child in r.children)
+                work.extend((self._by_id[child], depth + r.hop) for child in r.children)
 
     def _push(self, r: _Rec) -> None:
         queue = self._queues.get(r.host)

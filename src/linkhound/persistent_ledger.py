@@ -24,6 +24,7 @@ from .inputs import Input
 from .ledger import Ledger, Target
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
+from .page_log import PageEntry, PageLog
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
@@ -38,7 +39,6 @@ CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
 _REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID, _SAME_AS = 0, 1, 2, 3, 4, 5, 6  # (_REFER: earlier versions)
 _CHUNK = 2000  # ops per journal row
 
-PageEntry = tuple[str, "str | None", int, bool]  # url, key, links, followed (Engine's pages)
 Notes = tuple[set[str], list[str]]  # caps, warnings
 
 
@@ -68,7 +68,7 @@ class PersistentLedger(Ledger):
         self.references = self._stored
         self._pending: list[list[Any]] = []
         self._quiet = True  # replaying, or inside adopt(): nothing to journal
-        self.pages: list[PageEntry] = []
+        self.pages = PageLog()
         self._earlier_refs: Counter[tuple[str, Reference, str | None]] = Counter()
         self._earlier_pages: Counter[PageEntry] = Counter()
         self._earlier_notes: Notes = (set(), [])
@@ -91,7 +91,7 @@ class PersistentLedger(Ledger):
                 kind = op[0]
                 if kind == _REFER_ID:
                     key, ref_id, fragment = op[1], op[3], op[4]
-                    self.refer_id(key, op[2], ref_id, fragment)
+                    self.refer_id(key, op[2] or key, ref_id, fragment)
                     self._earlier_refs[(key, next(refs), fragment)] += 1
                 elif kind == _REFER:
                     key, url, ref, fragment = op[1], op[2], Reference(*op[3]), op[4]
@@ -136,7 +136,7 @@ class PersistentLedger(Ledger):
                 await self._state.requeue(key)  # queued or done, and passes its result on when it has one)
         for target in list(self._file_targets()):  # their anchors are read from disk, when a fragment asks
             _, target.load_anchors = files.check(target.url)
-            for fragment in sorted(target.fragment_refs):
+            for fragment in sorted(target.fragment_refs()):
                 self._check_fragment(target, fragment)
         if self._emit is not None:
             for url, page_key, links, followed in self.pages:
@@ -180,7 +180,8 @@ class PersistentLedger(Ledger):
         ref_id = self._stored.add_ref(ref)
         target = self.refer_id(key, url, ref_id, fragment)
         if not self._quiet:
-            self._journal([_REFER_ID, key, url, ref_id, fragment])
+            # (url null where it is the key, nearly always: a third of the journal's bytes)
+            self._journal([_REFER_ID, key, None if url == key else url, ref_id, fragment])
         return target
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -208,7 +209,12 @@ class PersistentLedger(Ledger):
         if n:
             self._earlier_pages[entry] = n - 1
             return False
-        self.pages.append(entry)
+        url, key, links, followed = entry
+        target = self.get(key) if key is not None else None
+        if target is not None:  # (strings read from the state file: the target's kept, not a second equal one)
+            key = target.key
+            url = target.url if url == target.url else url
+        self.pages.append((url, key, links, followed))
         self._journal([_PAGE, *entry])
         return True
 

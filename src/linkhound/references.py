@@ -2,8 +2,14 @@
 100,000-page crawl), and a Reference tuple each would cost about 100 bytes where four array cells cost 16.
 
 A reference is its id in the store: its source (a page URL or file, stored once), line, column, the link as
-written (each distinct text stored once) and its element and attribute (a handful of pairs). Reports read
-them through Refs, a sequence that makes each Reference only when it is read.
+written and its element and attribute (a handful of pairs). Reports read them through Refs, a sequence that
+makes each Reference only when it is read.
+
+The link as written is nearly always the end of its target's URL (`/p/3` of `http://h/p/3`), maybe with a
+#fragment: the target's URL (the base, which the caller keeps anyway and hands back when reading) then holds
+it, and the store keeps only how long that end is and the fragment part, each distinct fragment part once. A
+crawl has hundreds of thousands of distinct link texts; stored as strings in a table, they were its largest
+single cost. Other texts are kept in the table, each once.
 """
 
 from __future__ import annotations
@@ -16,6 +22,12 @@ from .types import RawLink, Reference
 
 _CHUNK = 500  # references read from the store at a time
 _MAX = 0xFFFFFFFF  # a column past 4 billion is kept as this (an 'I' cell holds 32 bits)
+# a text cell: a text table index, or (with _TAIL_OF set) the end of the base, _END_BITS for its length, and above
+# them the text table index of what follows it ("" or a "#fragment")
+_TAIL_OF = 0x80000000
+_END_BITS = 12
+_END_MAX = (1 << _END_BITS) - 1
+_TAIL_MAX = (_TAIL_OF >> _END_BITS) - 1
 if TYPE_CHECKING:
     Ids = array[int]  # of "I": reference ids
 else:
@@ -27,15 +39,16 @@ def ids(first: Iterable[int] = ()) -> Ids:
 
 
 class RefStore:
-    __slots__ = ("_sources", "_source_id", "_last", "_texts", "_text_id", "_pairs", "_pair_id", "_src", "_line",
+    __slots__ = ("_sources", "_last", "_texts", "_text_id", "_pairs", "_pair_id", "_src", "_line",
                  "_col", "_text", "_pair")
 
     def __init__(self) -> None:
+        # each source once per run of references from it: a page's (or a file's) references come in a row, so a
+        # source is nearly always kept once, without a dict from every page URL to its id
         self._sources: list[str] = []
-        self._source_id: dict[str, int] = {}
-        self._last: tuple[str, int] = ("", -1)  # the source of the last reference: a page's come in a row
-        self._texts: list[str] = []  # each link as written, once
-        self._text_id: dict[str, int] = {}
+        self._last: tuple[str, int] = ("", -1)  # the source of the last reference
+        self._texts: list[str] = [""]  # each text (or text's fragment part) kept whole, once; "" first
+        self._text_id: dict[str, int] = {"": 0}
         self._pairs: list[tuple[str, str]] = []  # (element, attribute): a handful
         self._pair_id: dict[tuple[str, str], int] = {}
         self._src, self._line, self._col = array("I"), array("I"), array("I")
@@ -44,19 +57,20 @@ class RefStore:
     def __len__(self) -> int:
         return len(self._src)
 
-    def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str) -> int:
+    def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str, base: str = "") -> int:
+        """A reference to a target whose URL is base (the text is read back with the same base)."""
         last, sid = self._last
         if source is not last and source != last:
-            found = self._source_id.get(source)
-            if found is None:
-                found = self._source_id[source] = len(self._sources)
-                self._sources.append(source)
-            sid = found
+            sid = len(self._sources)
+            self._sources.append(source)
             self._last = (source, sid)
-        tid = self._text_id.get(text)
-        if tid is None:
-            tid = self._text_id[text] = len(self._texts)
-            self._texts.append(text)
+        at = text.find("#")
+        if at < 0 and len(text) <= _END_MAX and base.endswith(text):
+            tid = _TAIL_OF | len(text)  # followed by text 0, ""
+        elif 0 <= at <= _END_MAX and base.endswith(text[:at]) and (tail := self._text_index(text[at:])) <= _TAIL_MAX:
+            tid = _TAIL_OF | tail << _END_BITS | at
+        else:
+            tid = self._text_index(text)
         pid = self._pair_id.get((element, attribute))
         if pid is None:
             pid = self._pair_id[(element, attribute)] = len(self._pairs)
@@ -69,39 +83,53 @@ class RefStore:
         self._pair.append(pid)
         return n
 
-    def add_raw(self, source: str, raw: RawLink) -> int:
-        return self.add(source, raw.line, raw.column, raw.element, raw.attribute, raw.text)
+    def _text_index(self, text: str) -> int:
+        tid = self._text_id.get(text)
+        if tid is None:
+            tid = self._text_id[text] = len(self._texts)
+            self._texts.append(text)
+        return tid
 
-    def add_ref(self, ref: Reference) -> int:
-        return self.add(ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text)
+    def add_raw(self, source: str, raw: RawLink, base: str = "") -> int:
+        return self.add(source, raw.line, raw.column, raw.element, raw.attribute, raw.text, base)
 
-    def get(self, i: int) -> Reference:
+    def add_ref(self, ref: Reference, base: str = "") -> int:
+        return self.add(ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text, base)
+
+    def get(self, i: int, base: str) -> Reference:
+        """Reference i, added with base."""
         element, attribute = self._pairs[self._pair[i]]
-        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute,
-                         self._texts[self._text[i]])
+        t = self._text[i]
+        if t & _TAIL_OF:
+            end = t & _END_MAX
+            text = base[len(base) - end :] + self._texts[(t ^ _TAIL_OF) >> _END_BITS]
+        else:
+            text = self._texts[t]
+        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute, text)
 
-    def many(self, ref_ids: Sequence[int]) -> list[Reference]:
-        return [self.get(i) for i in ref_ids]
+    def many(self, ref_ids: Sequence[int], base: str) -> list[Reference]:
+        return [self.get(i, base) for i in ref_ids]
 
-    def view(self, refs: Ids | int) -> Refs:
-        """The references refs names: an array of ids, or one id."""
+    def view(self, refs: Ids | int, base: str) -> Refs:
+        """The references refs names (an array of ids, or one id), all added with base."""
         if isinstance(refs, int):
             one = ids()
             one.append(refs)
-            return Refs(self, one, 1)
-        return Refs(self, refs, len(refs))
+            return Refs(self, one, 1, base)
+        return Refs(self, refs, len(refs), base)
 
 
 class Refs(Sequence[Reference]):
     """Some references of a store, read as Reference tuples when asked for (equal to the tuple of them). Holds
     the ids it was made with: references added to the same target later are not in it."""
 
-    __slots__ = ("_store", "_ids", "_n")
+    __slots__ = ("_store", "_ids", "_n", "_base")
 
-    def __init__(self, store: RefStore, ref_ids: Ids, n: int) -> None:
+    def __init__(self, store: RefStore, ref_ids: Ids, n: int, base: str) -> None:
         self._store = store
         self._ids = ref_ids
         self._n = n
+        self._base = base
 
     def __len__(self) -> int:
         return self._n
@@ -117,12 +145,12 @@ class Refs(Sequence[Reference]):
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        return self._store.get(self._ids[i])
+        return self._store.get(self._ids[i], self._base)
 
     def __iter__(self) -> Iterator[Reference]:
-        many, ref_ids = self._store.many, self._ids
+        many, ref_ids, base = self._store.many, self._ids, self._base
         for start in range(0, self._n, _CHUNK):
-            yield from many(ref_ids[start : min(start + _CHUNK, self._n)])
+            yield from many(ref_ids[start : min(start + _CHUNK, self._n)], base)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Refs, tuple)):

@@ -216,7 +216,8 @@ def _linked(ledger: Ledger, key: str, sitemaps: set[str]) -> bool:
     if target is None:  # a distributed crawl: another process holds its references, and no sitemap's
         return True
     view = ledger.references.view
-    refs = [*view(target.refs), *(ref for more in target.fragment_refs.values() for ref in view(more))]
+    base = target.url
+    refs = [*view(target.refs, base), *(ref for more in target.fragment_refs().values() for ref in view(more, base))]
     return not refs or any(ref.element != "loc" or ref.source not in sitemaps for ref in refs)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from sys import intern
-from typing import Any
 
 from .crawl_state import Found
 from .ledger import Ledger
@@ -26,9 +25,10 @@ _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative 
 
 
 def reference(source: str, raw: RawLink) -> Reference:
-    # A crawl keeps half a million references, most repeating the same few strings (nav links, "a", "href"):
-    # interned, each string is stored once (about 30% less memory on the 10k-page bench).
-    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), intern(raw.text))
+    # element and attribute are a handful of strings: interned, each is stored once. The text is not: the
+    # reference store keeps each distinct text once already, and interning every one (a crawl has hundreds of
+    # thousands) would grow the interpreter's table of interned strings by as much again.
+    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), raw.text)
 
 
 class LinkSorter:
@@ -39,8 +39,9 @@ class LinkSorter:
         self._guard = guard
         self._recursive = recursive
         self.scope = Scope((), frozenset())  # set once the seeds are known
-        # key -> [crawlable, host, the least depth and the most (crawl, body, seed) told the state so far]
-        self._http: dict[str, list[Any]] = {}
+        # key -> one int per http(s) target, as a crawl keeps one per URL: the least depth told the state so far
+        # (<< 4), the most (crawl 1, body 2, seed 4) told it so far (<< 1), and whether it may be crawled (1)
+        self._http: dict[str, int] = {}
         self.known: list[str] = []  # keys of the last sort's links that could change nothing in the state
         self.caps: set[str] = set()
 
@@ -67,10 +68,11 @@ class LinkSorter:
             if plain and resolved is not None and (resolved[2] is None or not fragments):
                 entry = http.get(resolved[1])
                 # the common case by far, a link seen before (nav, footer): its reference, and the edge
-                if entry is not None and depth >= entry[2]:
-                    told = (follow and entry[0] and not raw.nofollow) | seed << 2
-                    if told | entry[3] == entry[3]:
-                        targets[resolved[1]].refs.append(add(source, raw))  # type: ignore[index]
+                if entry is not None and depth >= entry >> 4:
+                    told = (follow and entry & 1 == 1 and not raw.nofollow) | seed << 2
+                    if told << 1 | entry == entry:
+                        target = targets[resolved[1]]  # type: ignore[index]
+                        target.refs.append(add(source, raw, target.url))
                         known.append(resolved[1])
                         continue
             ref = reference(source, raw)
@@ -85,31 +87,37 @@ class LinkSorter:
             key = resolved[1]
             if sitemap is not None:
                 seed = raw.attribute != "sitemap" or raw.element == "robots" or sitemap
-            crawl = follow and entry[0] and not raw.nofollow
+            crawl = follow and entry & 1 == 1 and not raw.nofollow
             fragment = resolved[2] if fragments else None
             if fragment is None:
                 target = targets.get(key) if targets is not None else None
                 if target is None:
                     refer(key, resolved[0], ref)
                 else:
-                    target.refs.append(add(source, raw))  # the common case by far: a link seen before (nav, footer)
+                    target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
                 told = crawl | seed << 2
             else:
                 refer(key, resolved[0], ref, fragment)
                 told = crawl | 2 | seed << 2
-            if depth >= entry[2] and told | entry[3] == entry[3]:
+            if depth >= entry >> 4 and told << 1 | entry == entry:
                 known.append(key)  # nothing new for the state: only the edge
                 continue
-            entry[2], entry[3] = min(depth, entry[2]), entry[3] | told
-            found.append(new(Found, (key, resolved[0], entry[1], depth, crawl, fragment is not None, seed)))
+            http[key] = min(depth, entry >> 4) << 4 | entry & 15 | told << 1
+            host = intern(host_of(resolved[0]))  # (a few hosts: each kept once)
+            found.append(new(Found, (key, resolved[0], host, depth, crawl, fragment is not None, seed)))
         return found
+
+    def close(self) -> None:
+        """No more links to sort (the crawl is over): the per-URL entries go, before the report needs memory."""
+        self._http.clear()
+        self._guard.close()
 
     def _route(self, resolved: Resolved | None, from_network: bool) -> Triage:
         """triage(), decided once per http(s) URL; the trap guard sees each URL that may be crawled."""
         route = triage(resolved, from_network, self._rules, self.scope)
         if resolved is not None and route.route is Route.HTTP:
             crawlable = route.crawlable and self._recursive and self._guard.admit(resolved.url)
-            self._http[resolved.key] = [crawlable, host_of(resolved.url), _NEVER, 0]
+            self._http[resolved.key] = _NEVER << 4 | crawlable
             if self._recursive and route.reason:  # (not only when followed here: caps mustn't depend on order)
                 self.caps.add("crawler-trap guard")
         return route

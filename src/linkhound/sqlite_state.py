@@ -7,10 +7,12 @@ import asyncio
 import sqlite3
 from collections.abc import Callable, Iterable
 
+import orjson
+
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
 from .exceptions import UsageError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
@@ -18,6 +20,9 @@ _NO_LIMITS = Limits()
 # One row per canonical key. The queue index is partial: it holds only queued rows, so it stays the size of the
 # frontier, not of the crawl. seq orders equal depths in the order records were (re)queued, as the heap does in
 # MemoryState; url is NULL where it equals the key (nearly always), which halves the text stored.
+# A page's links are one row of edges: the keys it links to, as a JSON array, written as they are found. Kept as
+# keys, not record ids, so adding a page's links reads no record for the links it repeats (nav, footer: most of
+# them); only a shorter path to a crawled page reads its edges back.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS records (
@@ -37,13 +42,13 @@ CREATE TABLE IF NOT EXISTS records (
 );
 CREATE INDEX IF NOT EXISTS queue ON records (host, depth, seq) WHERE progress = 0;
 CREATE INDEX IF NOT EXISTS in_flight ON records (host) WHERE progress = 1;
-CREATE TABLE IF NOT EXISTS edges (parent INTEGER NOT NULL, child INTEGER NOT NULL, PRIMARY KEY (parent, child))
-    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS edges (parent INTEGER NOT NULL, children BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_of ON edges (parent);
 """
 _COLUMNS = "id, key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq"
 _BY_KEY = f"SELECT {_COLUMNS} FROM records WHERE key = ?"
-_BY_ID = f"SELECT {_COLUMNS} FROM records WHERE id = ?"
-_CHILDREN = "SELECT child FROM edges WHERE parent = ?"
+_CHILDREN = "SELECT children FROM edges WHERE parent = ?"
+_EDGES = "INSERT INTO edges VALUES (?, ?)"
 _INSERT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
            " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")
 _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, crawlable = ?, body = ?, seed = ?,"
@@ -144,7 +149,7 @@ class SqliteState:
     ) -> list[Claim]:
         self._begin()
         changed: list[Claim] = []
-        edges: list[tuple[int, int]] | None = None
+        edges: list[str] | None = None
         page = self._load(parent) if parent is not None else None
         if page is not None:
             edges = []
@@ -159,14 +164,11 @@ class SqliteState:
             elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
                 self._update(r, f, changed)
             if edges is not None:
-                edges.append((page.id, r.id))  # type: ignore[union-attr]
+                edges.append(f.key)
         if edges is not None:
-            for key in known:
-                child = self._load(key)
-                if child is not None:
-                    edges.append((page.id, child.id))  # type: ignore[union-attr]
-        if edges:
-            self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?)", edges)
+            edges.extend(known)
+            if edges:
+                self._db.execute(_EDGES, (page.id, orjson.dumps(edges)))  # type: ignore[union-attr]
         return changed
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
@@ -184,7 +186,7 @@ class SqliteState:
         if redirect is not None and end is not None:  # a redirect is a hop of no length: its end moves up with it
             redirect.hop = 0
             self._db.execute("UPDATE records SET hop = 0 WHERE id = ?", (redirect.id,))
-            self._db.execute("INSERT OR IGNORE INTO edges VALUES (?, ?)", (redirect.id, end.id))
+            self._db.execute(_EDGES, (redirect.id, orjson.dumps([end.key])))
         return adopted
 
     async def claim(self, host: str) -> Claim | None:
@@ -337,12 +339,15 @@ class SqliteState:
 
     def _lower(self, first: _Rec, depth: int, changed: list[Claim]) -> None:
         """A shorter path to first: it and everything crawled below it move up (no refetch: the edges are kept).
-        The walk holds ids and reads each record when its turn comes: one met twice is seen as the first visit
+        The walk holds keys and reads each record when its turn comes: one met twice is seen as the first visit
         left it."""
-        work = [(first.id, depth)]
+        work = [(first.key, depth)]
         while work:
-            rid, depth = work.pop()
-            r = _Rec(self._db.execute(_BY_ID, (rid,)).fetchone())
+            key, depth = work.pop()
+            row = self._db.execute(_BY_KEY, (key,)).fetchone()
+            if row is None:  # (a link the state was never told of: nothing below it either)
+                continue
+            r = _Rec(row)
             if depth >= r.depth:
                 continue
             r.depth = depth
@@ -350,7 +355,8 @@ class SqliteState:
                 r.seq = self._next_seq()  # queued at its new depth, behind those already there
             self._raise(r, changed)  # maybe within --max-depth now
             self._save(r)
-            work.extend((child, depth + r.hop) for (child,) in self._db.execute(_CHILDREN, (rid,)))
+            for (children,) in self._db.execute(_CHILDREN, (r.id,)).fetchall():
+                work.extend((child, depth + r.hop) for child in orjson.loads(children))
 
     def _enqueue(self, r: _Rec) -> None:
         """r goes back to its host's queue (from done, or from in flight)."""

@@ -40,7 +40,8 @@ class StoredRefs(RefStore):
     def __len__(self) -> int:
         return self._next
 
-    def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str) -> int:
+    def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str, base: str = "") -> int:
+        # (rows keep the text whole: no base needed to read it back)
         n = self._next
         self._next += 1
         self._pending.append((n, source, line, column, element, attribute, text))
@@ -52,10 +53,10 @@ class StoredRefs(RefStore):
             self._pending = []
             self._first = self._next
 
-    def get(self, i: int) -> Reference:
+    def get(self, i: int, base: str = "") -> Reference:
         return self.many((i,))[0]
 
-    def many(self, ref_ids: Sequence[int]) -> list[Reference]:
+    def many(self, ref_ids: Sequence[int], base: str = "") -> list[Reference]:
         found: dict[int, Reference] = {}
         stored = [i for i in ref_ids if i < self._first]
         for start in range(0, len(stored), 500):

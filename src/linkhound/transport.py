@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from sys import intern
 from typing import Protocol
 
 from .filters import AddressFilter
@@ -93,7 +94,7 @@ def content_type(headers: Headers) -> str:
         return ""
     media = _MEDIA_TYPES.get(raw)
     if media is None:
-        media = raw.split(";", 1)[0].strip().lower()
+        media = intern(raw.split(";", 1)[0].strip().lower())  # (every result keeps one)
         if len(_MEDIA_TYPES) < _MEDIA_TYPES_MAX:
             _MEDIA_TYPES[raw] = media
     return media

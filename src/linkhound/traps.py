@@ -16,7 +16,8 @@ class TrapGuard:
     def __init__(self, max_path_variants: int = MAX_PATH_VARIANTS, max_query_variants: int = MAX_QUERY_VARIANTS):
         self._max_path = max_path_variants
         self._max_query = max_query_variants
-        self._families: dict[str, set[str]] = {}
+        # the hashes of each family's values, not the values: a crawl's families hold a value per page
+        self._families: dict[str, set[int]] = {}
         self.suspected: set[str] = set()  # the patterns of the families cut
 
     def admit(self, url: str) -> bool:
@@ -42,13 +43,18 @@ class TrapGuard:
         self.suspected.update(refused)
         return not refused
 
+    def close(self) -> None:
+        """No more URLs to admit: the families' members go (the patterns of those cut stay)."""
+        self._families.clear()
+
     def _fits(self, family: str, value: str, most: int) -> bool:
         members = self._families.get(family)
         if members is None:
             members = self._families[family] = set()
-        if value in members:
+        h = hash(value)
+        if h in members:
             return True
         if len(members) >= most:
             return False
-        members.add(value)
+        members.add(h)
         return True

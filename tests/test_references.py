@@ -1,0 +1,60 @@
+"""The reference store gives back every reference as it was added, however it keeps the link text."""
+
+from __future__ import annotations
+
+from linkhound.references import RefStore, ids
+from linkhound.types import Reference
+
+BASE = "http://127.0.0.1:8000/docs/page.html"
+
+
+def test_reference_store_reads_back_texts_kept_as_the_end_of_their_base() -> None:
+    texts = [
+        "/docs/page.html",  # the end of the base
+        "page.html",
+        "/docs/page.html#intro",  # the end of the base, then a fragment
+        "page.html#intro",
+        "#intro",  # the base's own page
+        "",
+        "../other/page.html",  # not the end of the base: kept whole
+        "../other/page.html#x",
+        "HTTP://127.0.0.1:8000/docs/page.html",  # (differs in case)
+        "x" * 5000 + "/docs/page.html",  # longer than the base
+        "/" + "p" * 5000 + "#frag",
+        "#a#b",
+    ]
+    store = RefStore()
+    added = [Reference(f"http://127.0.0.1:8000/{i % 3}", i, i + 1, "a", "href", text) for i, text in enumerate(texts)]
+    refs = ids(store.add_ref(ref, BASE) for ref in added)
+    assert list(store.view(refs, BASE)) == added
+    assert [store.get(i, BASE) for i in refs] == added
+
+
+def test_reference_store_keeps_a_source_met_again_later() -> None:
+    store = RefStore()
+    first = store.add("a.html", 1, 1, "a", "href", "x.html", "")
+    store.add("b.html", 1, 1, "a", "href", "x.html", "")
+    again = store.add("a.html", 2, 1, "img", "src", "y.png", "")
+    assert [r.source for r in store.view(ids([first, again]), "")] == ["a.html", "a.html"]
+
+
+def test_ledger_keeps_every_fragment_reference_however_many_fragments_a_target_has() -> None:
+    from linkhound.fragments import Anchors
+    from linkhound.ledger import Ledger
+    from linkhound.status import Status
+    from linkhound.types import Result
+
+    ledger = Ledger()
+    key = url = "http://127.0.0.1:8000/page"
+    asked = [f"f{i}" for i in range(7)] + ["f1", "f5", "f5"]  # past the few kept in a tuple; some asked again
+    for n, fragment in enumerate(asked):
+        ledger.refer(key, url, Reference(f"http://127.0.0.1:8000/from{n}", n, 1, "a", "href", f"/page#{fragment}"),
+                     fragment)
+    ledger.refer(key, url, Reference("http://127.0.0.1:8000/plain", 1, 1, "a", "href", "/page"))
+    ledger.checked(key, Result(url, Status.OK, 200), Anchors(frozenset({"f0", "f2", "f3", "f4", "f6"}), False))
+    results = {r.url: [ref.source.rsplit("/", 1)[1] for ref in r.references] for r in ledger.results()}
+    assert results == {
+        url: ["plain", "from0", "from2", "from3", "from4", "from6"],
+        f"{url}#f1": ["from1", "from7"],
+        f"{url}#f5": ["from5", "from8", "from9"],
+    }
