@@ -174,7 +174,7 @@ async def test_a_redirect_waiting_for_its_end_is_not_requested_again_after_a_sto
     task = asyncio.ensure_future(run.report())
     while not (site.hits("/p") and site.hits("/moved")):
         await asyncio.sleep(0.01)
-    await asyncio.sleep(1.5)  # (the state commits about every second)
+    await asyncio.sleep(1.5)  # (time for /moved's answer to be taken in; what is done is committed at the stop)
     run.stop()
     run.cancel()
     assert (await task).summary.interrupted
