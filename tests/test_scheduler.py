@@ -131,7 +131,7 @@ def test_rate_limit_reset_headers() -> None:
 def test_result_with_references_keeps_every_other_field() -> None:
     import dataclasses
 
-    from linkhound.ledger import _with_refs
+    from linkhound.ledger import with_refs
     from linkhound.status import Status
     from linkhound.types import Reference, Result
 
@@ -141,4 +141,4 @@ def test_result_with_references_keeps_every_other_field() -> None:
     assert {f.name for f in dataclasses.fields(Result)} == set(values)  # a new field must be added here too
     r = Result(**values)  # type: ignore[arg-type]
     refs = (Reference("https://x/", 1, 2, "a", "href", "/a"),)
-    assert _with_refs(r, refs) == dataclasses.replace(r, references=refs)
+    assert with_refs(r, refs) == dataclasses.replace(r, references=refs)

@@ -8,7 +8,7 @@ import contextlib
 import contextvars
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .changed_lines import ChangedLines
@@ -26,7 +26,7 @@ from .local_files import LocalFiles
 from .loop import fewer_collections
 from .memory_state import MemoryState
 from .notes import Notes
-from .page_log import PageLog
+from .page_log import PageEntry, PageLog
 from .page_parser import PageParser
 from .redirects import Redirects
 from .robots import Robots
@@ -89,7 +89,7 @@ class Engine:
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
             s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
-        self._pages = self._journal.pages if self._journal is not None else PageLog()
+        self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
@@ -308,7 +308,12 @@ class Engine:
     def _report(self, elapsed: float) -> Report:
         self._sorter.close()
         depth_of = self._state.depth
-        pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
+        if self._journal is not None:
+            pages: Sequence[Page] = self._journal.pages
+            entries: Iterable[PageEntry] = self._journal.pages.entries()
+        else:
+            pages = tuple(Page(url, (depth_of(key) or 0) if key else 0, n, f) for url, key, n, f in self._pages)
+            entries = self._pages
         caps, warnings = self._run_notes()
         caps |= set(self._state.cut_by())
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
@@ -318,7 +323,7 @@ class Engine:
             report = self._certs.into(report)
         if self._drift is None:
             return report
-        crawled = [url for url, key, _, _ in self._pages if key is not None]
+        crawled = [url for url, key, _, _ in entries if key is not None]
         return dataclasses.replace(report, sitemap_drift=self.sitemap_drift(crawled, self._ledger))
 
     def sitemap_drift(self, crawled: list[str], ledger: Ledger) -> SitemapDrift | None:
@@ -327,12 +332,8 @@ class Engine:
         if self._drift is None:
             return None
 
-        def result_of(key: str) -> Result | None:
-            target = ledger.get(key)
-            return None if target is None else target.result
-
-        pages = [Crawled(url, result_of(canonical_key(url))) for url in crawled]
-        return self._drift.report(pages, result_of, self._sorter.scope)
+        pages = [Crawled(url, ledger.result_of(canonical_key(url))) for url in crawled]
+        return self._drift.report(pages, ledger.result_of, self._sorter.scope)
 
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""

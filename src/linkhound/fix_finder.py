@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+from collections.abc import Sequence
 
 from .checker import HttpChecker
 from .host_pool import HostPool
@@ -26,7 +27,7 @@ async def with_suggestions(report: Report, fixes: bool, https: bool, checker: Ht
     return dataclasses.replace(report, suggestions=tuple(sorted(found, key=lambda s: (s.url, s.kind))))
 
 
-async def _https_twins(results: tuple[Result, ...], checker: HttpChecker, pool: HostPool,
+async def _https_twins(results: Sequence[Result], checker: HttpChecker, pool: HostPool,
                        concurrency: int) -> list[Suggestion]:
     """One request per fine http:// link (not one that moved for good: that suggestion says more)."""
     asked = [(r, twin) for r in results

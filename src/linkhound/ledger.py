@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from sys import intern
 from typing import Any
 
@@ -89,11 +89,11 @@ class Ledger:
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
 
-    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
+    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
         target = self._target(key, url)
-        return self._refer(target, self.references.add_ref(ref, target.url), fragment)
+        self._refer(target, self.references.add_ref(ref, target.url), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
         """refer(), with the reference already in the store (added with the target's url as its base)."""
@@ -122,11 +122,29 @@ class Ledger:
             self._check_fragment(target, fragment)
         return target
 
+    def has_result(self, key: str) -> bool:
+        target = self._targets.get(key)
+        return target is not None and target.result is not None
+
+    def result_of(self, key: str) -> Result | None:
+        target = self._targets.get(key)
+        return None if target is None else target.result
+
+    def references_of(self, key: str) -> list[Reference] | None:
+        """Every reference to key (None: no such target here)."""
+        target = self._targets.get(key)
+        return None if target is None else list(self._all_refs(target))
+
     def decided(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
         """A reference to a target decided without a request (invalid, excluded, unsupported, mailto)."""
-        target = self.refer(key, url, ref)
-        if target.result is None:
+        self.refer(key, url, ref)
+        if not self.has_result(key):
             self.checked(key, Result(url, status, None, reason))
+
+    def file_checked(self, key: str, result: Result, load_anchors: Callable[[], Anchors | None] | None) -> None:
+        """A local file's result; its anchors are read by load_anchors when a fragment first asks for them."""
+        self._targets[key].load_anchors = load_anchors
+        self.checked(key, result)
 
     def adopt(self, key: str, url: str, result: Result, anchors: Anchors | None) -> None:
         """A target fetched on the way to another (a redirect's end): reported only if some link uses it."""
@@ -194,7 +212,7 @@ class Ledger:
         if first:
             self._done.append(target)
             if self._emit is not None and (target.refs or target.fragments):
-                self._emit(_with_refs(result, self._all_refs(target)))
+                self._emit(with_refs(result, self._all_refs(target)))
         if target.fragments:
             for fragment in sorted(target.fragment_refs()):
                 self._check_fragment(target, fragment)
@@ -229,7 +247,7 @@ class Ledger:
         if self._emit is not None:
             refs = target.refs_of(fragment)
             assert refs is not None
-            self._emit(_with_refs(broken, self.references.view(refs, target.url)))
+            self._emit(with_refs(broken, self.references.view(refs, target.url)))
 
     def _all_refs(self, target: Target, leave_out: dict[str, Result] | None = None) -> Refs:
         if not target.fragments:
@@ -256,19 +274,19 @@ class Ledger:
             depth = r.depth if depth is None else depth
             if not t.fragments:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(_with_refs(r, view(t.refs, t.url), depth))
+                    out.append(with_refs(r, view(t.refs, t.url), depth))
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
-            out.append(_with_refs(r, self._all_refs(t, broken), depth))
+            out.append(with_refs(r, self._all_refs(t, broken), depth))
             if broken:
                 asked = t.fragment_refs()
                 for fragment in sorted(broken):
-                    out.append(_with_refs(broken[fragment], view(asked[fragment], t.url), depth))
+                    out.append(with_refs(broken[fragment], view(asked[fragment], t.url), depth))
         return tuple(out)
 
     def report(
         self,
-        pages: tuple[Page, ...],
+        pages: Sequence[Page],
         elapsed: float,
         interrupted: bool,
         caps: tuple[str, ...],
@@ -286,7 +304,7 @@ def _with_url(r: Result, url: str) -> Result:
                   r.cached, r.redirect_codes)
 
 
-def _with_refs(r: Result, references: Refs, depth: int | None = None) -> Result:
+def with_refs(r: Result, references: Sequence[Reference], depth: int | None = None) -> Result:
     """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
     depth = r.depth if depth is None else depth
     return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,

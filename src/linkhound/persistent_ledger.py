@@ -1,19 +1,24 @@
-"""The ledger of a resumable crawl (--state DIR): each change also journaled in the crawl state's SQLite file,
-in the state's own transactions, and replayed when the same command runs again.
+"""The ledger of a resumable crawl (--state DIR): targets and their results, references, fragment verdicts,
+redirects waiting for their end, and the report's pages, as tables of the crawl state's SQLite file, written
+in the state's own transactions. Memory holds bounded caches only, so a crawl of a million pages needs no more
+of it than one of ten thousand; the report reads its results back from the file while it is written.
 
 A commit happens between two steps of the event loop, never inside one, so the file always holds whole steps:
 a page's links with the records they added, a result with its record done. What a kill loses (the last second,
-the requests in flight) is done again on resume, and a page fetched again journals its references again: those
-that repeat an earlier session's are dropped, so the report comes out as one uninterrupted run's.
+the requests in flight) is done again on resume. A document read again (a page fetched again, the inputs read
+again by the next session) had its references recorded in the order it gives them, so as many as the file
+already holds from it are passed over, and the report comes out as one uninterrupted run's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, overload
+from urllib.request import pathname2url
 
 import orjson
 
@@ -21,23 +26,71 @@ from .crawl_state import Limits
 from .exceptions import UsageError
 from .fragments import Anchors
 from .inputs import Input
-from .ledger import Ledger, Target
+from .ledger import Ledger, Target, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
-from .page_log import PageEntry, PageLog
+from .page_log import PageEntry
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
-from .stored_references import StoredRefs
+from .summary import Report, summarize
 from .types import Event, Page, Reference, Result
 
 STATE_FILE = "crawl.sqlite"
+# A target is one row: its result (JSON, NULL until it has one, its url NULL where it is the target's), the
+# anchors its page has, the order of its first result (the report's order) and whether some reference asks it
+# for a #fragment. A reference is one row, of the target it names and the document it is in (a row of sources,
+# which also counts the references recorded from it, to pass over on resume those a document gives again).
+# The fragments each target is asked for are rows of their own (asked), few beside the references: the index
+# of references by target costs more to keep up than the rest of a crawl's writes (each reference lands at a
+# random place in it), so it is made when first needed (by the report, or all along when results are streamed
+# with their references), in one sorted pass.
+# The records table is the crawl state's (sqlite_state.py): the report reads each URL's depth from it.
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, session INTEGER NOT NULL, ops BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS targets (
+    id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, url TEXT, result BLOB, anchors INTEGER, done INTEGER,
+    fragments INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS done_order ON targets (done) WHERE done IS NOT NULL;
+CREATE TABLE IF NOT EXISTS anchor_sets (id INTEGER PRIMARY KEY, names BLOB NOT NULL, folded INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sources (
+    id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, refs INTEGER NOT NULL, session INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refs (
+    id INTEGER PRIMARY KEY, target INTEGER NOT NULL, fragment TEXT, source INTEGER NOT NULL, line INTEGER NOT NULL,
+    col INTEGER NOT NULL, element TEXT NOT NULL, attribute TEXT NOT NULL, text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS refs_from ON refs (source);
+CREATE TABLE IF NOT EXISTS asked (target INTEGER NOT NULL, fragment TEXT NOT NULL, PRIMARY KEY (target, fragment))
+    WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS broken (
+    target INTEGER NOT NULL, fragment TEXT NOT NULL, result BLOB NOT NULL, PRIMARY KEY (target, fragment)
+);
+CREATE TABLE IF NOT EXISTS waiting (ending INTEGER NOT NULL, target INTEGER NOT NULL, redirect BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS waiting_for ON waiting (ending);
+CREATE TABLE IF NOT EXISTS pages (
+    seq INTEGER PRIMARY KEY, url TEXT NOT NULL, key TEXT, links INTEGER NOT NULL, followed INTEGER NOT NULL,
+    session INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS pages_at ON pages (url);
 """
-_REFER, _CHECKED, _ADOPT, _PAGE, _FORGET, _REFER_ID, _SAME_AS = 0, 1, 2, 3, 4, 5, 6  # (_REFER: earlier versions)
-_CHUNK = 2000  # ops per journal row
+_INSERT_REF = ("INSERT INTO refs (target, fragment, source, line, col, element, attribute, text)"
+               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+_REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
+         " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
+_INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
+_REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
+              " JOIN targets t ON t.id = r.target WHERE r.source = ?")
+_RESULTS = (
+    "SELECT t.id, t.key, t.url, t.result, t.fragments, rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
+    " FROM targets t LEFT JOIN records rec ON rec.key = t.key WHERE t.done IS NOT NULL ORDER BY t.done"
+)
+_PAGES = ("SELECT p.url, p.key, rec.depth, p.links, p.followed FROM pages p LEFT JOIN records rec ON rec.key = p.key"
+          " ORDER BY p.seq")
+_DONE = 2  # a record's progress when fetched (sqlite_state.py)
+_CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per generation of two
+_HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
 
@@ -60,182 +113,466 @@ def open_crawl(
 
 class PersistentLedger(Ledger):
     def __init__(self, state: SqliteState, emit: Callable[[Event], None] | None = None) -> None:
-        super().__init__(None)  # the replay emits nothing: resume() shows what it restored, once
+        super().__init__(None)
         self._state = state
+        self._path = state.path
         self._db = state.connection
         self._db.executescript(_SCHEMA)
-        self._stored = StoredRefs(self._db, state.path)  # references on disk: memory keeps only their ids
-        self.references = self._stored
-        self._pending: list[list[Any]] = []
-        self._quiet = True  # replaying, or inside adopt(): nothing to journal
-        self.pages = PageLog()
-        self._earlier_refs: Counter[tuple[str, Reference, str | None]] = Counter()
-        self._earlier_pages: Counter[PageEntry] = Counter()
+        self._closed = False
+        self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
+        self._session = int(self._one("SELECT max(session) FROM sources")[0] or 0) + 1
+        self._count = int(self._one("SELECT count(*) FROM targets")[0])
+        self._done_seq = int(self._one("SELECT coalesce(max(done), 0) FROM targets")[0])
+        # two generations of key -> row id << 2 | _HAS_RESULT | _HAS_FRAGMENTS: an LRU's effect at a dict's cost
+        self._young: dict[str, int] = {}
+        self._old: dict[str, int] = {}
+        self._sources_young: dict[str, int] = {}
+        self._sources_old: dict[str, int] = {}
+        self._skip: dict[str, Counter[tuple[Any, ...]]] = {}  # documents read again: references recorded before
+        self._added: dict[int, int] = {}  # source row id -> references recorded since the last commit
+        self._pending: list[tuple[Any, ...]] = []  # reference rows not yet written
+        self._anchor_ids: dict[Anchors, int] = {}  # anchor sets written lately (pages of a template share one)
+        self._anchors_read: dict[int, Anchors] = {}  # and read lately
+        self._loaders: dict[int, Callable[[], Anchors | None]] = {}  # local files: anchors read on first need
+        self._ends = {int(e) for (e,) in self._db.execute("SELECT DISTINCT ending FROM waiting")}
+        self._passing: set[str] = set()
         self._earlier_notes: Notes = (set(), [])
-        self._waiting: set[str] = set()  # redirects journaled as waiting for their end's result
-        self._saved_notes = b""
-        self._session = self._replay() + 1
-        self._quiet = False
-        self._emit = emit
-        self.notes_source: Callable[[], Notes] | None = None  # the run's caps and warnings, saved at each commit
-        state.before_commit(self._write)
-
-    # -- resuming --------------------------------------------------------------------------------------
-
-    def _replay(self) -> int:
-        last = self._db.execute("SELECT max(session) FROM journal").fetchone()[0] or 0
-        for (blob,) in self._db.execute("SELECT ops FROM journal ORDER BY seq"):
-            ops = orjson.loads(blob)
-            refs = iter(self._stored.many([op[3] for op in ops if op[0] == _REFER_ID]))
-            for op in ops:
-                kind = op[0]
-                if kind == _REFER_ID:
-                    key, ref_id, fragment = op[1], op[3], op[4]
-                    self.refer_id(key, op[2] or key, ref_id, fragment)
-                    self._earlier_refs[(key, next(refs), fragment)] += 1
-                elif kind == _REFER:
-                    key, url, ref, fragment = op[1], op[2], Reference(*op[3]), op[4]
-                    super().refer(key, url, ref, fragment)
-                    self._earlier_refs[(key, ref, fragment)] += 1
-                elif kind == _CHECKED:
-                    super().checked(op[1], _result(op[2]), _anchors(op[3]))
-                elif kind == _ADOPT:
-                    super().adopt(op[1], op[2], _result(op[3]), _anchors(op[4]))
-                elif kind == _FORGET:
-                    self.forget(op[1])
-                elif kind == _SAME_AS:
-                    super().same_as(op[1], op[2], _result(op[3]))
-                    self._waiting.add(op[1])
-                else:
-                    entry = (op[1], op[2], op[3], op[4])
-                    self.pages.append(entry)
-                    self._earlier_pages[entry] += 1
-        row = self._db.execute("SELECT value FROM notes WHERE name = 'notes'").fetchone()
+        row = self._one("SELECT value FROM notes WHERE name = 'notes'")
         if row is not None:
             caps, warnings = orjson.loads(row[0])
             self._earlier_notes = (set(caps), list(warnings))
-        return int(last)
+        self._saved_notes = b""
+        self._emit = emit
+        self._indexed = emit is not None  # (results streamed as they come: each with its references, read back)
+        self._db.execute(_INDEX if self._indexed else "DROP INDEX IF EXISTS refs_of")
+        self._asked: set[tuple[int, str]] = set()  # fragments asked for since the last write
+        self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
+        self.pages = StoredPages(self)
+        self.notes_source: Callable[[], Notes] | None = None  # the run's caps and warnings, saved at each commit
+        state.before_commit(self._write)
+
+    def __len__(self) -> int:
+        return self._count
+
+    # -- resuming --------------------------------------------------------------------------------------
 
     async def resume(self, settings: Settings, inputs: list[Input], files: LocalFiles,
                      depth_of: Callable[[str], int | None]) -> None:
         """Before the run: refuse another crawl's state, requeue what was done but never recorded (claims
         cancelled by a stop, and with --rerun-failed what failed), and show the results restored so far."""
         crawl = fingerprint(settings, inputs)
-        row = self._db.execute("SELECT value FROM notes WHERE name = 'crawl'").fetchone()
+        row = self._one("SELECT value FROM notes WHERE name = 'crawl'")
         if row is not None and row[0] != crawl:
-            raise UsageError(f"{self._state.path}: the state of another crawl (other inputs or crawl settings);"
+            raise UsageError(f"{self._path}: the state of another crawl (other inputs or crawl settings);"
                              " remove it, or name another --state directory")
         if row is None:
+            self._state.write_soon()
             self._db.execute("INSERT INTO notes VALUES ('crawl', ?)", (crawl,))
-        done = self._state.done_keys()
         if settings.rerun_failed:
-            self._forget_failures(done)
-        for key in done:
-            target = self.get(key)
-            if (target is None or target.result is None) and key not in self._waiting:  # (waiting: its end is
-                await self._state.requeue(key)  # queued or done, and passes its result on when it has one)
-        for target in list(self._file_targets()):  # their anchors are read from disk, when a fragment asks
-            _, target.load_anchors = files.check(target.url)
-            for fragment in sorted(target.fragment_refs()):
-                self._check_fragment(target, fragment)
+            self._forget_failures()
+        lost = self._db.execute(
+            "SELECT r.key FROM records r LEFT JOIN targets t ON t.key = r.key WHERE r.progress = ? AND t.result IS"
+            " NULL AND NOT EXISTS (SELECT 1 FROM waiting w WHERE w.target = t.id)", (_DONE,)).fetchall()
+        for (key,) in lost:  # (waiting: its end is queued or done, and passes its result on when it has one)
+            await self._state.requeue(key)
+        for tid, url in self._db.execute(
+                "SELECT id, coalesce(url, key) FROM targets WHERE key LIKE 'file:%' AND result IS NOT NULL AND"
+                " anchors IS NULL").fetchall():  # their anchors are read from disk, when a fragment asks
+            _, loader = files.check(url)
+            if loader is not None:
+                self._loaders[tid] = loader
+                self._check_stored_fragments(tid)
         if self._emit is not None:
-            for url, page_key, links, followed in self.pages:
-                self._emit(Page(url, (depth_of(page_key) or 0) if page_key else 0, links, followed))
-            for result in self.results(depth_of):
+            for page in self.pages:
+                self._emit(page)
+            for result in StoredResults(self):
                 self._emit(result)
 
-    def _forget_failures(self, requested: list[str]) -> None:
+    def _forget_failures(self) -> None:
         """--rerun-failed: the results of URLs requested last time that failed, or lack a #fragment asked for,
         are dropped (the record is then queued again, for the same plan). Links decided without a request keep
         theirs: the same rules decide them the same way."""
-        fetched = set(requested)
-        failed = [t.key for t in self._done if t.key in fetched and _failed(t)]
+        rows = self._db.execute(
+            "SELECT t.key, t.result, EXISTS (SELECT 1 FROM broken b WHERE b.target = t.id) FROM targets t"
+            " JOIN records r ON r.key = t.key WHERE r.progress = ? AND t.result IS NOT NULL", (_DONE,)).fetchall()
+        failed = [key for key, result, broken in rows if broken or Status(orjson.loads(result)[1]).is_broken]
         if failed:
             self.forget(failed)
-            self._journal([_FORGET, failed])
 
-    def _file_targets(self) -> Iterator[Target]:
-        for target in self._done:
-            result = target.result
-            if result is not None and result.status is Status.OK and target.url.startswith("file:") and \
-                    target.anchors is None and target.load_anchors is None:
-                yield target
-
-    # -- journaling ------------------------------------------------------------------------------------
+    # -- what the crawl records ------------------------------------------------------------------------
 
     def plain_targets(self) -> dict[str, Target] | None:
-        return None  # every reference is journaled
+        return None  # every reference goes through refer()
 
-    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
-        if self._earlier_refs:
-            ident = (key, ref, fragment)
-            n = self._earlier_refs.get(ident, 0)
-            target = self.get(key)
-            if n and target is not None:  # read again after a kill: recorded by an earlier session
-                if n == 1:
-                    del self._earlier_refs[ident]
+    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
+        source = ref.source
+        sid = self._source(source)
+        if self._skip and source in self._skip:  # read again: those recorded by an earlier session are passed over
+            earlier = self._skip[source]
+            ident = (key, fragment, ref.line, ref.column, ref.element, ref.attribute, ref.text)
+            n = earlier.get(ident, 0)
+            if n:
+                if n > 1:
+                    earlier[ident] = n - 1
                 else:
-                    self._earlier_refs[ident] = n - 1
-                return target
-        ref_id = self._stored.add_ref(ref)
-        target = self.refer_id(key, url, ref_id, fragment)
-        if not self._quiet:
-            # (url null where it is the key, nearly always: a third of the journal's bytes)
-            self._journal([_REFER_ID, key, None if url == key else url, ref_id, fragment])
-        return target
+                    del earlier[ident]
+                    if not earlier:
+                        del self._skip[source]
+                return
+        entry = self._entry(key, url)
+        tid = entry >> 2
+        self._pending.append((tid, fragment, sid, ref.line, ref.column, ref.element, ref.attribute, ref.text))
+        self._added[sid] = self._added.get(sid, 0) + 1
+        if fragment is None:
+            return
+        self._asked.add((tid, fragment))
+        if not entry & _HAS_FRAGMENTS:
+            self._state.write_soon()
+            self._db.execute("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
+            self._keep(key, entry | _HAS_FRAGMENTS)
+        if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
+            self._check_stored_fragment(tid, fragment)
 
-    def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
-        super().checked(key, result, anchors)
-        if not self._quiet:
-            self._journal([_CHECKED, key, _result_list(result), _anchors_list(anchors)])
+    def has_result(self, key: str) -> bool:
+        entry = self._find(key)
+        return entry is not None and bool(entry & _HAS_RESULT)
+
+    def decided(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
+        self.refer(key, url, ref)
+        if not self.has_result(key):
+            self.checked(key, Result(url, status, None, reason))
+
+    def file_checked(self, key: str, result: Result, load_anchors: Callable[[], Anchors | None] | None) -> None:
+        entry = self._find(key)
+        if entry is not None and load_anchors is not None:
+            self._loaders[entry >> 2] = load_anchors
+        self.checked(key, result)
 
     def adopt(self, key: str, url: str, result: Result, anchors: Anchors | None) -> None:
-        quiet, self._quiet = self._quiet, True
-        try:
-            super().adopt(key, url, result, anchors)
-        finally:
-            self._quiet = quiet
-        if not quiet:
-            self._journal([_ADOPT, key, url, _result_list(result), _anchors_list(anchors)])
+        self._entry(key, url)
+        self.checked(key, result, anchors)
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
-        super().same_as(key, end, redirect)
-        if not self._quiet:
-            self._journal([_SAME_AS, key, end, _result_list(redirect)])
+        tid = self._entry(key, redirect.url) >> 2
+        ending = self._entry(end, redirect.redirects[-1] if redirect.redirects else end)
+        self._state.write_soon()
+        self._db.execute("INSERT INTO waiting VALUES (?, ?, ?)", (ending >> 2, tid, orjson.dumps(_row(redirect))))
+        self._ends.add(ending >> 2)
+        if ending & _HAS_RESULT:
+            self._pass_on_stored(ending >> 2, end, tid)
+
+    def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
+        """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
+        entry = self._entry(key, result.url)
+        tid = entry >> 2
+        first = not entry & _HAS_RESULT
+        aid = self._anchor_id(anchors) if anchors is not None else None
+        self._state.write_soon()
+        if first:
+            self._done_seq += 1
+            self._db.execute("UPDATE targets SET result = ?, anchors = coalesce(?, anchors), done = ? WHERE id = ?",
+                             (_dump(result, key), aid, self._done_seq, tid))
+            self._keep(key, entry | _HAS_RESULT)
+            if self._emit is not None:
+                refs = self._refs_of(tid)
+                if refs:
+                    self._emit(with_refs(result, refs))
+        else:
+            self._db.execute("UPDATE targets SET result = ?, anchors = coalesce(?, anchors) WHERE id = ?",
+                             (_dump(result, key), aid, tid))
+        if entry & _HAS_FRAGMENTS:
+            self._check_stored_fragments(tid)  # (each against this result: the verdicts noted so far are its own)
+        if tid in self._ends and key not in self._passing:  # (a circle of redirects stops where it began)
+            self._pass_on_stored(tid, key)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
+        self._state.write_soon()
+        for key in keys:
+            entry = self._find(key)
+            if entry is None:
+                continue
+            tid = entry >> 2
+            self._db.execute("UPDATE targets SET result = NULL, anchors = NULL, done = NULL WHERE id = ?", (tid,))
+            self._db.execute("DELETE FROM broken WHERE target = ?", (tid,))
+            self._keep(key, entry & ~_HAS_RESULT)
+
+    def get(self, key: str) -> Target | None:
+        """key's target as it stands (its references are in the file: references_of reads them)."""
+        row = self._one("SELECT id, url, result FROM targets WHERE key = ?", (key,))
+        if row is None:
+            return None
+        target = Target(key, row[1] or key)
+        target.result = None if row[2] is None else _load(row[2], target.url)
+        return target
+
+    def result_of(self, key: str) -> Result | None:
+        target = self.get(key)
+        return None if target is None else target.result
+
+    def references_of(self, key: str) -> list[Reference] | None:
+        row = self._one("SELECT id FROM targets WHERE key = ?", (key,))
+        return None if row is None else list(self._refs_of(row[0]))
 
     def page(self, entry: PageEntry) -> bool:
         """Record a page of the report; False when an earlier session recorded it (kept once)."""
-        n = self._earlier_pages.get(entry, 0)
-        if n:
-            self._earlier_pages[entry] = n - 1
-            return False
         url, key, links, followed = entry
-        target = self.get(key) if key is not None else None
-        if target is not None:  # (strings read from the state file: the target's kept, not a second equal one)
-            key = target.key
-            url = target.url if url == target.url else url
-        self.pages.append((url, key, links, followed))
-        self._journal([_PAGE, *entry])
+        self._state.write_soon()
+        earlier = self._one("SELECT seq FROM pages WHERE url = ? AND key IS ? AND links = ? AND followed = ? AND"
+                            " session < ? LIMIT 1", (url, key, links, followed, self._session))
+        if earlier is not None:  # matched once: a second equal entry of this session is a page of its own
+            self._db.execute("UPDATE pages SET session = ? WHERE seq = ?", (self._session, earlier[0]))
+            return False
+        self._db.execute("INSERT INTO pages (url, key, links, followed, session) VALUES (?, ?, ?, ?, ?)",
+                         (url, key, links, bool(followed), self._session))
         return True
-
-    def _journal(self, op: list[Any]) -> None:
-        if not self._pending:
-            self._state.write_soon()  # a transaction that commits within the second, with the state or alone
-        self._pending.append(op)
 
     def notes(self, caps: set[str], warnings: list[str]) -> Notes:
         """The run's caps and warnings, with those of earlier sessions."""
         earlier_caps, earlier_warnings = self._earlier_notes
         return caps | earlier_caps, [*earlier_warnings, *(w for w in warnings if w not in earlier_warnings)]
 
+    # -- the report --------------------------------------------------------------------------------------
+
+    def report(
+        self,
+        pages: Sequence[Page],
+        elapsed: float,
+        interrupted: bool,
+        caps: tuple[str, ...],
+        depth_of: Callable[[str], int | None],
+        warnings: tuple[str, ...] = (),
+    ) -> Report:
+        """The results as a sequence read from the file each time it is gone through (one result at a time)."""
+        self._index()
+        if not interrupted:
+            self._settle_loops()
+        results = StoredResults(self)
+        return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
+
+    def report_pages(self) -> StoredPages:
+        return self.pages
+
+    def _settle_loops(self) -> None:
+        """Redirects still waiting for the result of their end when the run is over go round in a circle
+        (a -> b, b -> a, each checked on its own): say so."""
+        rows = self._db.execute(
+            "SELECT t.key, w.redirect FROM waiting w JOIN targets e ON e.id = w.ending JOIN targets t ON"
+            " t.id = w.target WHERE e.result IS NULL ORDER BY w.rowid").fetchall()
+        for key, blob in rows:
+            if not self.has_result(key):
+                redirect = _load(blob, "")
+                self.checked(key, Result(redirect.url, Status.ERROR, None, "redirect loop", redirect.redirects))
+
+    def _results(self) -> Iterator[Result]:
+        """Each target's result with its references, then those of its broken fragments, in the order of their
+        first result. A target no link names (a redirect's end, fetched on the way) has none."""
+        db = self._reader()
+        for tid, key, url, blob, fragments, depth, n in db.execute(_RESULTS):
+            url = url or key
+            r = _load(blob, url)
+            depth = r.depth if depth is None else depth
+            if not fragments or not r.status.is_ok:
+                if n:
+                    yield with_refs(r, TargetRefs(self, tid, n), depth)
+                continue
+            broken = db.execute("SELECT b.fragment, b.result, (SELECT count(*) FROM refs WHERE target = b.target"
+                                " AND fragment = b.fragment) FROM broken b WHERE b.target = ? ORDER BY b.fragment",
+                                (tid,)).fetchall()
+            left_out = tuple(f for f, _, _ in broken)
+            rest = n - sum(m for _, _, m in broken)
+            yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out), depth)
+            for fragment, result, m in broken:
+                yield with_refs(_load(result, f"{url}#{fragment}"), TargetRefs(self, tid, m, only=fragment), depth)
+
+    # -- the file ----------------------------------------------------------------------------------------
+
+    def _find(self, key: str) -> int | None:
+        entry = self._young.get(key)
+        if entry is None:
+            entry = self._old.get(key)
+            if entry is None:
+                row = self._one("SELECT id, result IS NOT NULL, fragments FROM targets WHERE key = ?", (key,))
+                if row is None:
+                    return None
+                entry = row[0] << 2 | row[1] << 1 | row[2]
+            self._keep(key, entry)
+        return entry
+
+    def _entry(self, key: str, url: str) -> int:
+        """key's cached entry, its row made on first sight."""
+        entry = self._young.get(key)
+        if entry is not None:
+            return entry
+        entry = self._find(key)
+        if entry is None:
+            self._state.write_soon()
+            cursor = self._db.execute("INSERT INTO targets (key, url) VALUES (?, ?)",
+                                      (key, None if url == key else url))
+            assert cursor.lastrowid is not None
+            entry = cursor.lastrowid << 2
+            self._count += 1
+            self._keep(key, entry)
+        return entry
+
+    def _keep(self, key: str, entry: int) -> None:
+        young = self._young
+        if len(young) >= _CACHE and key not in young:
+            self._old, self._young = young, {}
+            young = self._young
+        young[key] = entry
+
+    def _source(self, url: str) -> int:
+        """The row id of the document url (made on first sight). First met in this session when an earlier one
+        recorded references from it (a page fetched again, an input read again), the references it gives again
+        are passed over: those recorded, each as often as it was."""
+        sid = self._sources_young.get(url)
+        if sid is not None:
+            return sid
+        sid = self._sources_old.get(url)
+        if sid is None:
+            self._state.write_soon()
+            row = self._one("SELECT id, refs, session FROM sources WHERE url = ?", (url,))
+            if row is None:
+                cursor = self._db.execute("INSERT INTO sources VALUES (NULL, ?, 0, ?)", (url, self._session))
+                assert cursor.lastrowid is not None
+                sid = cursor.lastrowid
+            else:
+                sid, refs, session = row
+                if session != self._session:
+                    self._db.execute("UPDATE sources SET session = ? WHERE id = ?", (self._session, sid))
+                    if refs:
+                        self._write_refs()
+                        self._skip[url] = Counter(self._db.execute(_REFS_FROM, (sid,)).fetchall())
+        young = self._sources_young
+        if len(young) >= _CACHE >> 3:
+            self._sources_old, self._sources_young = young, {}
+        self._sources_young[url] = sid
+        return sid
+
+    def _anchor_id(self, anchors: Anchors) -> int:
+        aid = self._anchor_ids.get(anchors)
+        if aid is None:
+            cursor = self._db.execute("INSERT INTO anchor_sets VALUES (NULL, ?, ?)",
+                                      (orjson.dumps(sorted(anchors.names)), anchors.case_insensitive))
+            assert cursor.lastrowid is not None
+            aid = cursor.lastrowid
+            if len(self._anchor_ids) >= 1024:
+                self._anchor_ids.clear()
+            self._anchor_ids[anchors] = aid
+            self._anchors_read[aid] = anchors
+        return aid
+
+    def _anchors(self, aid: int) -> Anchors:
+        anchors = self._anchors_read.get(aid)
+        if anchors is None:
+            names, folded = self._one("SELECT names, folded FROM anchor_sets WHERE id = ?", (aid,))
+            anchors = Anchors(frozenset(orjson.loads(names)), bool(folded))
+            if len(self._anchors_read) >= 1024:
+                self._anchors_read.clear()
+            self._anchors_read[aid] = anchors
+        return anchors
+
+    def _check_stored_fragments(self, tid: int) -> None:
+        self._write_refs()
+        for (fragment,) in self._db.execute("SELECT fragment FROM asked WHERE target = ? ORDER BY fragment",
+                                            (tid,)).fetchall():
+            self._check_stored_fragment(tid, fragment)
+
+    def _check_stored_fragment(self, tid: int, fragment: str) -> None:
+        if len(self._verdicts) >= _CACHE:
+            self._verdicts.clear()
+        self._verdicts.add((tid, fragment))
+        key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (tid,))
+        url = url or key
+        result = _load(blob, url)
+        if not result.status.is_ok:
+            return
+        if aid is None:
+            loader = self._loaders.pop(tid, None)
+            found = loader() if loader is not None else None
+            if found is None:
+                return
+            aid = self._anchor_id(found)
+            self._db.execute("UPDATE targets SET anchors = ? WHERE id = ?", (aid, tid))
+        if self._anchors(aid).has(fragment):
+            return
+        broken = Result(f"{url}#{fragment}", Status.BROKEN, result.code, f"no anchor #{fragment}", depth=result.depth,
+                        content_type=result.content_type, cached=result.cached)
+        cursor = self._db.execute("INSERT OR IGNORE INTO broken VALUES (?, ?, ?)",
+                                  (tid, fragment, _dump(broken, f"{url}#{fragment}")))
+        if cursor.rowcount and self._emit is not None:
+            self._write_refs()
+            self._emit(with_refs(broken, TargetRefs(self, tid, self._count_refs(tid, fragment), only=fragment)))
+
+    def _pass_on_stored(self, ending: int, end_key: str, only: int | None = None) -> None:
+        """end's result, with the redirect's chain, is the result of each redirect waiting for it (or of only
+        the one that just began to wait)."""
+        key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (ending,))
+        r = _load(blob, url or key)
+        anchors = self._anchors(aid) if aid is not None else None
+        self._passing.add(end_key)
+        try:
+            for waiting, wurl, redirect_blob in self._db.execute(
+                    "SELECT t.key, t.url, w.redirect FROM waiting w JOIN targets t ON t.id = w.target WHERE"
+                    " w.ending = ? AND ? IN (-1, w.target) ORDER BY w.rowid", (ending, -1 if only is None else only)
+            ).fetchall():
+                redirect = _load(redirect_blob, "")
+                result = Result(wurl or waiting, r.status, r.code, r.reason, redirect.redirects + r.redirects,
+                                redirect.elapsed, redirect.depth, r.content_type,
+                                redirect_codes=redirect.redirect_codes + r.redirect_codes)
+                self.checked(waiting, result, anchors)
+        finally:
+            self._passing.discard(end_key)
+
+    def _refs_of(self, tid: int) -> list[Reference]:
+        self._index()
+        return [Reference(*row[1:]) for row in self._reader().execute(_REFS, (tid,))]
+
+    def _count_refs(self, tid: int, fragment: str) -> int:
+        return int(self._one("SELECT count(*) FROM refs WHERE target = ? AND fragment = ?", (tid, fragment))[0])
+
+    def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
+        return self._reader().execute(sql, args).fetchone()
+
+    def _reader(self) -> sqlite3.Connection:
+        """The crawl's connection while it is open. The report is read after the run, when it is closed: then
+        a connection of its own that takes no lock (immutable: the file was checkpointed when the crawl's
+        connection closed), so the next run on the same directory can open it."""
+        if not self._closed:
+            return self._db
+        if self._reading is None:
+            uri = f"file:{pathname2url(os.path.abspath(self._path))}?mode=ro&immutable=1"
+            self._reading = sqlite3.connect(uri, uri=True)
+        return self._reading
+
+    def _index(self) -> None:
+        """References by target, from here on (made once, in one pass: see _SCHEMA's note)."""
+        self._write_refs()
+        if not self._indexed:
+            self._reader().execute(_INDEX)
+            self._indexed = True
+
+    def _write_refs(self) -> None:
+        if self._asked:
+            self._state.write_soon()
+            self._db.executemany("INSERT OR IGNORE INTO asked VALUES (?, ?)", self._asked)
+            self._asked = set()
+        if self._pending:
+            self._state.write_soon()
+            if self._indexed:  # a target's references together: fewer places of the index touched (their order
+                self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
+            self._db.executemany(_INSERT_REF, self._pending)
+            self._pending = []
+            self._db.executemany("UPDATE sources SET refs = refs + ? WHERE id = ?",
+                                 [(n, sid) for sid, n in self._added.items()])
+            self._added = {}
+
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""
-        ops, self._pending = self._pending, []
-        self._stored.write()  # the references the journal names, in the same transaction
-        rows = [(self._session, orjson.dumps(ops[i : i + _CHUNK])) for i in range(0, len(ops), _CHUNK)]
-        self._db.executemany("INSERT INTO journal (session, ops) VALUES (?, ?)", rows)
+        self._write_refs()
         if self.notes_source is not None:
-            caps, warnings = self.notes_source()
+            caps, warnings = self.notes_source()  # (with those of earlier sessions: see notes())
             saved = orjson.dumps([sorted(caps), warnings])
             if saved != self._saved_notes:
                 self._db.execute("INSERT OR REPLACE INTO notes VALUES ('notes', ?)", (saved,))
@@ -244,6 +581,110 @@ class PersistentLedger(Ledger):
     def close(self) -> None:
         self._state.write_soon()  # the notes, even when nothing else changed since the last commit
         self._state.close()
+        self._closed = True
+
+
+class TargetRefs(Sequence[Reference]):
+    """The references to one target read from the file when gone through: all of them, those that ask for one
+    fragment (only), or all but those that ask for some fragments (leave_out)."""
+
+    __slots__ = ("_ledger", "_tid", "_n", "_only", "_leave_out")
+
+    def __init__(self, ledger: PersistentLedger, tid: int, n: int, only: str | None = None,
+                 leave_out: tuple[str, ...] = ()) -> None:
+        self._ledger = ledger
+        self._tid = tid
+        self._n = n
+        self._only = only
+        self._leave_out = leave_out
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[Reference]:
+        only, leave_out = self._only, self._leave_out
+        for row in self._ledger._reader().execute(_REFS, (self._tid,)):
+            fragment = row[0]
+            if only is not None and fragment != only or fragment is not None and fragment in leave_out:
+                continue
+            yield Reference(*row[1:])
+
+    @overload
+    def __getitem__(self, i: int) -> Reference: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Reference, ...]: ...
+    def __getitem__(self, i: int | slice) -> Reference | tuple[Reference, ...]:
+        return tuple(self)[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Sequence, tuple)) and not isinstance(other, str):
+            return len(other) == self._n and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[tuple[Reference, ...]], tuple[tuple[Reference, ...]]]:
+        return tuple, (tuple(self),)
+
+
+class StoredResults(Sequence[Result]):
+    """A crawl's results, read from its file one at a time each time they are gone through."""
+
+    __slots__ = ("_ledger", "_n")
+
+    def __init__(self, ledger: PersistentLedger) -> None:
+        self._ledger = ledger
+        self._n: int | None = None
+
+    def __len__(self) -> int:
+        if self._n is None:
+            self._n = sum(1 for _ in self)
+        return self._n
+
+    def __iter__(self) -> Iterator[Result]:
+        n = 0
+        for result in self._ledger._results():
+            n += 1
+            yield result
+        self._n = n
+
+    @overload
+    def __getitem__(self, i: int) -> Result: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Result, ...]: ...
+    def __getitem__(self, i: int | slice) -> Result | tuple[Result, ...]:
+        return tuple(self)[i]
+
+
+class StoredPages(Sequence[Page]):
+    """The pages a crawl fetched and parsed, read from its file each time they are gone through."""
+
+    __slots__ = ("_ledger",)
+
+    def __init__(self, ledger: PersistentLedger) -> None:
+        self._ledger = ledger
+
+    def __len__(self) -> int:
+        return int(self._ledger._one("SELECT count(*) FROM pages")[0])
+
+    def __iter__(self) -> Iterator[Page]:
+        for url, key, depth, links, followed in self._ledger._reader().execute(_PAGES):
+            yield Page(url, (depth or 0) if key else 0, links, bool(followed))
+
+    def entries(self) -> Iterator[PageEntry]:
+        for url, key, _, links, followed in self._ledger._reader().execute(_PAGES):
+            yield url, key, links, bool(followed)
+
+    @overload
+    def __getitem__(self, i: int) -> Page: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Page, ...]: ...
+    def __getitem__(self, i: int | slice) -> Page | tuple[Page, ...]:
+        return tuple(self)[i]
 
 
 def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
@@ -258,24 +699,24 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
     return hashlib.sha256(text).hexdigest()
 
 
-def _failed(target: Target) -> bool:
-    result = target.result
-    return result is not None and (result.status.is_broken or bool(target.broken_fragments))
+def _target_of(row: tuple[Any, ...]) -> int:
+    return int(row[0])
 
 
-def _result_list(r: Result) -> list[Any]:
+def _row(r: Result) -> list[Any]:
     return [r.url, r.status.value, r.code, r.reason, list(r.redirects), r.elapsed, r.depth, r.content_type,
             r.cached, list(r.redirect_codes)]
 
 
-def _result(v: list[Any]) -> Result:
-    codes = tuple(v[9]) if len(v) > 9 else ()  # (a state file of an earlier version has none)
-    return Result(v[0], Status(v[1]), v[2], v[3], tuple(v[4]), v[5], v[6], v[7], cached=v[8], redirect_codes=codes)
+def _dump(r: Result, url: str) -> bytes:
+    """r as stored: its url left out (null) where it is url, the row's own (nearly always)."""
+    row = _row(r)
+    if r.url == url:
+        row[0] = None
+    return orjson.dumps(row)
 
 
-def _anchors_list(a: Anchors | None) -> list[Any] | None:
-    return None if a is None else [sorted(a.names), a.case_insensitive]
-
-
-def _anchors(v: list[Any] | None) -> Anchors | None:
-    return None if v is None else Anchors(frozenset(v[0]), v[1])
+def _load(blob: bytes, url: str) -> Result:
+    v = orjson.loads(blob)
+    return Result(v[0] if v[0] is not None else url, Status(v[1]), v[2], v[3], tuple(v[4]), v[5], v[6], v[7],
+                  cached=v[8], redirect_codes=tuple(v[9]))

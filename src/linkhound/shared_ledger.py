@@ -29,10 +29,10 @@ class SharedLedger(Ledger):
     def plain_targets(self) -> dict[str, Target] | None:
         return None  # every reference is logged for the job
 
-    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> Target:
+    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
         if self._log_inputs or _from_a_page(ref):
             self._outbox.put(("r", key, url, tuple(ref), fragment))
-        return super().refer(key, url, ref, fragment)
+        super().refer(key, url, ref, fragment)
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
         if self.get(key) is None:  # a URL another process found, fetched here: made as adopt makes it

@@ -212,12 +212,9 @@ class DriftCheck:
 def _linked(ledger: Ledger, key: str, sitemaps: set[str]) -> bool:
     """Whether the crawl met key by some way other than the sitemaps: a resumed crawl (--state) already holds
     the orphans the sitemaps added to it the first time, with only them as referrers."""
-    target = ledger.get(key)
-    if target is None:  # a distributed crawl: another process holds its references, and no sitemap's
+    refs = ledger.references_of(key)
+    if refs is None:  # a distributed crawl: another process holds its references, and no sitemap's
         return True
-    view = ledger.references.view
-    base = target.url
-    refs = [*view(target.refs, base), *(ref for more in target.fragment_refs().values() for ref in view(more, base))]
     return not refs or any(ref.element != "loc" or ref.source not in sitemaps for ref in refs)
 
 

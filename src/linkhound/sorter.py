@@ -141,10 +141,9 @@ class LinkSorter:
             if why is not None:  # nothing to look for the fragment in: its own verdict, the directory's is fine
                 ledger.decided(f"{resolved.key}#{fragment}", f"{resolved.url}#{fragment}", ref, Status.BROKEN, why)
                 return
-            target = ledger.refer(resolved.key, resolved.url, ref, fragment)
-            if target.result is None:
-                result, target.load_anchors = self.files.check(resolved.url)
-                ledger.checked(resolved.key, result)
+            ledger.refer(resolved.key, resolved.url, ref, fragment)
+            if not ledger.has_result(resolved.key):
+                ledger.file_checked(resolved.key, *self.files.check(resolved.url))
         else:
             ledger.decided(resolved.key, resolved.url, ref, route.status, route.reason)
 

@@ -12,7 +12,7 @@ import orjson
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
 from .exceptions import UsageError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
@@ -226,8 +226,8 @@ class SqliteState:
         return Record(r.key, r.url, r.depth, Plan(r.plan), _PROGRESS[r.progress], served)
 
     def depth(self, key: str) -> int | None:
-        row = self._db.execute("SELECT depth FROM records WHERE key = ?", (key,)).fetchone()
-        return None if row is None else int(row[0])
+        r = self._load(key)  # (a page's depth is asked for as its links are added: its record is read anyway)
+        return None if r is None else r.depth
 
     def cut_by(self) -> tuple[str, ...]:
         limits = self._limits

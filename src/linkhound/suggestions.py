@@ -3,6 +3,7 @@ answers the same, and the URL to link to instead. Pure: results in, suggestions 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from .types import Reference, Result
@@ -39,7 +40,7 @@ def moved_to(result: Result) -> tuple[str, tuple[int, ...]] | None:
     return result.redirects[permanent - 1], codes[:permanent]
 
 
-def moved(results: tuple[Result, ...]) -> list[Suggestion]:
+def moved(results: Iterable[Result]) -> list[Suggestion]:
     """A suggestion for each result whose link moved for good."""
     out = []
     for result in results:

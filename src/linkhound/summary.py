@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .status import Status
@@ -71,9 +72,10 @@ class SitemapDrift:
 class Report:
     """Everything a reporter needs. Results are in the order they completed."""
 
-    results: tuple[Result, ...]
+    # a tuple, or with --state a sequence read from the crawl's file each time it is gone through
+    results: Sequence[Result]
     summary: Summary
-    pages: tuple[Page, ...] = field(default=())
+    pages: Sequence[Page] = field(default=())
     sitemap_drift: SitemapDrift | None = None  # with --sitemap-drift
     suggestions: tuple[Suggestion, ...] = ()  # --suggest-fixes, --suggest-https: links to fix, by URL
 
@@ -83,19 +85,27 @@ class Report:
 
 
 def summarize(
-    results: tuple[Result, ...],
+    results: Iterable[Result],
     pages: int,
     elapsed: float,
     interrupted: bool = False,
     caps: tuple[str, ...] = (),
     warnings: tuple[str, ...] = (),
 ) -> Summary:
-    by_status = Counter(r.status for r in results)
+    """The counts, in one pass over results (a crawl's stored results are read from its file as they go)."""
+    by_status: Counter[Status] = Counter()
+    total = unique = redirects = 0
+    for r in results:
+        by_status[r.status] += 1
+        total += max(1, len(r.references))
+        unique += 1
+        if r.redirects:
+            redirects += 1
     return Summary(
-        total=sum(max(1, len(r.references)) for r in results),
-        unique=len(results),
+        total=total,
+        unique=unique,
         by_status=dict(by_status),
-        redirects=sum(1 for r in results if r.redirects),
+        redirects=redirects,
         pages=pages,
         elapsed=elapsed,
         interrupted=interrupted,
