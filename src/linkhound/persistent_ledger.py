@@ -122,6 +122,7 @@ class PersistentLedger(Ledger):
         self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
         self._session = int(self._one("SELECT max(session) FROM sources")[0] or 0) + 1
         self._count = int(self._one("SELECT count(*) FROM targets")[0])
+        self._resumed = self._one("SELECT 1 FROM pages LIMIT 1") is not None  # (pages to match: see page())
         self._done_seq = int(self._one("SELECT coalesce(max(done), 0) FROM targets")[0])
         # two generations of key -> row id << 2 | _HAS_RESULT | _HAS_FRAGMENTS: an LRU's effect at a dict's cost
         self._young: dict[str, int] = {}
@@ -145,7 +146,7 @@ class PersistentLedger(Ledger):
         self._emit = emit
         self._indexed = emit is not None  # (results streamed as they come: each with its references, read back)
         self._db.execute(_INDEX if self._indexed else "DROP INDEX IF EXISTS refs_of")
-        self._asked: set[tuple[int, str]] = set()  # fragments asked for since the last write
+        self._asked: dict[int, set[str]] = {}  # fragments asked for since the last write, by target
         self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
         self.pages = StoredPages(self)
         self.notes_source: Callable[[], Notes] | None = None  # the run's caps and warnings, saved at each commit
@@ -225,13 +226,17 @@ class PersistentLedger(Ledger):
         self._added[sid] = self._added.get(sid, 0) + 1
         if fragment is None:
             return
-        self._asked.add((tid, fragment))
+        asked = self._asked.get(tid)
+        if asked is None:
+            self._asked[tid] = {fragment}
+        else:
+            asked.add(fragment)
         if not entry & _HAS_FRAGMENTS:
             self._state.write_soon()
             self._db.execute("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
-            self._check_stored_fragment(tid, fragment)
+            self._check_stored_fragment(tid, fragment, self._fragment_context(tid))
 
     def has_result(self, key: str) -> bool:
         entry = self._find(key)
@@ -318,8 +323,9 @@ class PersistentLedger(Ledger):
         """Record a page of the report; False when an earlier session recorded it (kept once)."""
         url, key, links, followed = entry
         self._state.write_soon()
-        earlier = self._one("SELECT seq FROM pages WHERE url = ? AND key IS ? AND links = ? AND followed = ? AND"
-                            " session < ? LIMIT 1", (url, key, links, followed, self._session))
+        earlier = None if not self._resumed else self._one(
+            "SELECT seq FROM pages WHERE url = ? AND key IS ? AND links = ? AND followed = ? AND session < ? LIMIT 1",
+            (url, key, links, followed, self._session))
         if earlier is not None:  # matched once: a second equal entry of this session is a page of its own
             self._db.execute("UPDATE pages SET session = ? WHERE seq = ?", (self._session, earlier[0]))
             return False
@@ -474,35 +480,45 @@ class PersistentLedger(Ledger):
         return anchors
 
     def _check_stored_fragments(self, tid: int) -> None:
-        self._write_refs()
-        for (fragment,) in self._db.execute("SELECT fragment FROM asked WHERE target = ? ORDER BY fragment",
-                                            (tid,)).fetchall():
-            self._check_stored_fragment(tid, fragment)
+        """Each fragment asked of tid, against its latest result."""
+        asked = {f for (f,) in self._db.execute("SELECT fragment FROM asked WHERE target = ?", (tid,))}
+        asked.update(self._asked.get(tid, ()))
+        if asked:
+            context = self._fragment_context(tid)
+            for fragment in sorted(asked):
+                self._check_stored_fragment(tid, fragment, context)
 
-    def _check_stored_fragment(self, tid: int, fragment: str) -> None:
-        if len(self._verdicts) >= _CACHE:
-            self._verdicts.clear()
-        self._verdicts.add((tid, fragment))
+    def _fragment_context(self, tid: int) -> tuple[str, Result, Anchors | None] | None:
+        """tid's URL, result and anchors, when its fragments can be checked (its result passed)."""
         key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (tid,))
         url = url or key
         result = _load(blob, url)
         if not result.status.is_ok:
+            return None
+        if aid is not None:
+            return url, result, self._anchors(aid)
+        loader = self._loaders.pop(tid, None)  # a local file's, read on first need
+        anchors = loader() if loader is not None else None
+        if anchors is not None:
+            self._db.execute("UPDATE targets SET anchors = ? WHERE id = ?", (self._anchor_id(anchors), tid))
+        return url, result, anchors
+
+    def _check_stored_fragment(self, tid: int, fragment: str, context: tuple[str, Result, Anchors | None] | None
+                               ) -> None:
+        if len(self._verdicts) >= _CACHE:
+            self._verdicts.clear()
+        self._verdicts.add((tid, fragment))
+        if context is None:
             return
-        if aid is None:
-            loader = self._loaders.pop(tid, None)
-            found = loader() if loader is not None else None
-            if found is None:
-                return
-            aid = self._anchor_id(found)
-            self._db.execute("UPDATE targets SET anchors = ? WHERE id = ?", (aid, tid))
-        if self._anchors(aid).has(fragment):
+        url, result, anchors = context
+        if anchors is None or anchors.has(fragment):
             return
         broken = Result(f"{url}#{fragment}", Status.BROKEN, result.code, f"no anchor #{fragment}", depth=result.depth,
                         content_type=result.content_type, cached=result.cached)
         cursor = self._db.execute("INSERT OR IGNORE INTO broken VALUES (?, ?, ?)",
                                   (tid, fragment, _dump(broken, f"{url}#{fragment}")))
         if cursor.rowcount and self._emit is not None:
-            self._write_refs()
+            self._index()
             self._emit(with_refs(broken, TargetRefs(self, tid, self._count_refs(tid, fragment), only=fragment)))
 
     def _pass_on_stored(self, ending: int, end_key: str, only: int | None = None) -> None:
@@ -556,8 +572,9 @@ class PersistentLedger(Ledger):
     def _write_refs(self) -> None:
         if self._asked:
             self._state.write_soon()
-            self._db.executemany("INSERT OR IGNORE INTO asked VALUES (?, ?)", self._asked)
-            self._asked = set()
+            self._db.executemany("INSERT OR IGNORE INTO asked VALUES (?, ?)",
+                                 [(tid, f) for tid, fragments in self._asked.items() for f in fragments])
+            self._asked = {}
         if self._pending:
             self._state.write_soon()
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
