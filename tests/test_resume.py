@@ -225,3 +225,37 @@ async def test_references_are_read_from_the_state_after_the_run_and_beside_the_n
     second = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
     assert _results(second) == _results(first)  # (the first report's reads hold no lock on the state)
     assert [ref.text for ref in gone.references] == ["/gone", "/gone"]
+
+
+def _whole(report: Report) -> tuple[Any, ...]:
+    results = sorted((r.url, r.status, r.code, r.reason, r.depth, r.redirects, tuple(sorted(r.references)))
+                     for r in report.results)
+    pages = sorted((p.url, p.depth, p.links, p.followed) for p in report.pages)
+    s = report.summary
+    return results, pages, (s.total, s.unique, s.by_status, s.redirects, s.pages)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+async def test_a_crawl_kept_on_disk_with_small_caches_reports_what_one_in_memory_does(
+    streamed: bool, site: Site, make_site: SiteFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from linkhound import persistent_ledger, sorter
+
+    build(site, await make_site("127.0.0.2"), 120, random.Random(7), delay=0.0)
+    options: dict[str, Any] = {"recursive": True, "check_fragments": True, "max_retries": 0}
+    in_memory = await linkhound.check([site.url("/")], **options)
+    requested = site.counts()
+    site.requests.clear()
+    # caches far smaller than the crawl: the sorter forgets URLs and the ledger reads targets back from the file
+    monkeypatch.setattr(sorter, "_GENERATION", 16)
+    monkeypatch.setattr(persistent_ledger, "_CACHE", 8)
+    events: list[Any] = []
+    run = linkhound.start([site.url("/")], state=str(tmp_path / "state"),
+                          on_event=events.append if streamed else None, **options)
+    kept = await run.report()
+    assert _whole(kept) == _whole(in_memory)
+    assert site.counts() == requested  # a URL forgotten is asked of the crawl state, not of the server
+    if streamed:  # each result as it came, with its references (read back from the file then)
+        firsts = {e.url: e for e in events if isinstance(e, linkhound.Result)}
+        assert set(firsts) == {r.url for r in in_memory.results}
+        assert sum(len(e.references) for e in firsts.values()) > 0

@@ -92,7 +92,7 @@ class Engine:
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
-        self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive)
+        self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
         in_scope = lambda url: self._sorter.scope.contains(url)  # noqa: E731
         self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, in_scope)

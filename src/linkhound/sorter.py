@@ -20,6 +20,7 @@ from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
 _NEVER = 1 << 30  # a depth no link has
+_GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
 _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
 
@@ -32,7 +33,8 @@ def reference(source: str, raw: RawLink) -> Reference:
 
 
 class LinkSorter:
-    def __init__(self, rules: LinkRules, ledger: Ledger, files: LocalFiles, guard: TrapGuard, recursive: bool):
+    def __init__(self, rules: LinkRules, ledger: Ledger, files: LocalFiles, guard: TrapGuard, recursive: bool,
+                 bounded: bool = False):
         self._rules = rules
         self._ledger = ledger
         self.files = files
@@ -42,6 +44,12 @@ class LinkSorter:
         # key -> one int per http(s) target, as a crawl keeps one per URL: the least depth told the state so far
         # (<< 4), the most (crawl 1, body 2, seed 4) told it so far (<< 1), and whether it may be crawled (1)
         self._http: dict[str, int] = {}
+        # bounded (the crawl state keeps every URL on disk, --state): two generations of at most _GENERATION
+        # entries. A URL forgotten is sorted as on first sight, and the state, which knows it, is told again:
+        # the same answers, at the cost of a look in the state. (Kept whole, a crawl of a million URLs would
+        # keep about 150 MB of entries.)
+        self._old: dict[str, int] = {}
+        self._bounded = bounded
         self.known: list[str] = []  # keys of the last sort's links that could change nothing in the state
         self.caps: set[str] = set()
 
@@ -60,7 +68,9 @@ class LinkSorter:
         fragments = self._rules.check_fragments(local)
         found: list[Found] = []
         self.known = known = []
-        http, refer, targets = self._http, self._ledger.refer, self._ledger.plain_targets()
+        if self._bounded and len(self._http) >= _GENERATION:
+            self._old, self._http = self._http, {}
+        http, old, refer, targets = self._http, self._old, self._ledger.refer, self._ledger.plain_targets()
         add = self._ledger.references.add_raw
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = targets is not None and sitemap is None
@@ -77,7 +87,12 @@ class LinkSorter:
                         continue
             ref = reference(source, raw)
             entry = http.get(resolved[1]) if resolved is not None else None
-            if entry is None:  # the first sight of a URL: triaged, decided now or made an http target
+            if entry is None and old and resolved is not None:
+                entry = old.pop(resolved[1], None)
+                if entry is not None:
+                    http[resolved[1]] = entry
+            if entry is None:  # the first sight of a URL (or of one forgotten: see __init__): triaged, decided now
+                # or made an http target
                 route = self._route(resolved, from_network)
                 if resolved is None or route.route is not Route.HTTP:
                     self._decide(raw, resolved, route, ref, fragments, local)
@@ -110,6 +125,7 @@ class LinkSorter:
     def close(self) -> None:
         """No more links to sort (the crawl is over): the per-URL entries go, before the report needs memory."""
         self._http.clear()
+        self._old.clear()
         self._guard.close()
 
     def _route(self, resolved: Resolved | None, from_network: bool) -> Triage:
