@@ -44,7 +44,8 @@ STATE_FILE = "crawl.sqlite"
 # The fragments each target is asked for are rows of their own (asked), few beside the references: the index
 # of references by target costs more to keep up than the rest of a crawl's writes (each reference lands at a
 # random place in it), so it is made when first needed (by the report, or all along when results are streamed
-# with their references), in one sorted pass.
+# with their references), in one sorted pass. So are those that only a resumed session reads (references and
+# pages by the document they come from: what a document read again gave before).
 # The records table is the crawl state's (sqlite_state.py): the report reads each URL's depth from it.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -52,7 +53,6 @@ CREATE TABLE IF NOT EXISTS targets (
     id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE, url TEXT, result BLOB, anchors INTEGER, done INTEGER,
     fragments INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS done_order ON targets (done) WHERE done IS NOT NULL;
 CREATE TABLE IF NOT EXISTS anchor_sets (id INTEGER PRIMARY KEY, names BLOB NOT NULL, folded INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (
     id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, refs INTEGER NOT NULL, session INTEGER NOT NULL
@@ -61,7 +61,6 @@ CREATE TABLE IF NOT EXISTS refs (
     id INTEGER PRIMARY KEY, target INTEGER NOT NULL, fragment TEXT, source INTEGER NOT NULL, line INTEGER NOT NULL,
     col INTEGER NOT NULL, element TEXT NOT NULL, attribute TEXT NOT NULL, text TEXT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS refs_from ON refs (source);
 CREATE TABLE IF NOT EXISTS asked (target INTEGER NOT NULL, fragment TEXT NOT NULL, PRIMARY KEY (target, fragment))
     WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS broken (
@@ -73,13 +72,14 @@ CREATE TABLE IF NOT EXISTS pages (
     seq INTEGER PRIMARY KEY, url TEXT NOT NULL, key TEXT, links INTEGER NOT NULL, followed INTEGER NOT NULL,
     session INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS pages_at ON pages (url);
 """
 _INSERT_REF = ("INSERT INTO refs (target, fragment, source, line, col, element, attribute, text)"
                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 _REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
          " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
 _INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
+_RESUMING = ("CREATE INDEX IF NOT EXISTS refs_from ON refs (source)",
+             "CREATE INDEX IF NOT EXISTS pages_at ON pages (url)")
 _REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
               " JOIN targets t ON t.id = r.target WHERE r.source = ?")
 _RESULTS = (
@@ -122,7 +122,10 @@ class PersistentLedger(Ledger):
         self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
         self._session = int(self._one("SELECT max(session) FROM sources")[0] or 0) + 1
         self._count = int(self._one("SELECT count(*) FROM targets")[0])
-        self._resumed = self._one("SELECT 1 FROM pages LIMIT 1") is not None  # (pages to match: see page())
+        # documents an earlier session read (to be read again: see _source() and page())
+        self._resumed = self._one("SELECT EXISTS (SELECT 1 FROM sources) OR EXISTS (SELECT 1 FROM pages)")[0] == 1
+        for index in _RESUMING:
+            self._db.execute(index if self._resumed else f"DROP INDEX IF EXISTS {index.split()[5]}")
         self._done_seq = int(self._one("SELECT coalesce(max(done), 0) FROM targets")[0])
         # two generations of key -> row id << 2 | _HAS_RESULT | _HAS_FRAGMENTS: an LRU's effect at a dict's cost
         self._young: dict[str, int] = {}
@@ -285,8 +288,8 @@ class PersistentLedger(Ledger):
         else:
             self._db.execute("UPDATE targets SET result = ?, anchors = coalesce(?, anchors) WHERE id = ?",
                              (_dump(result, key), aid, tid))
-        if entry & _HAS_FRAGMENTS:
-            self._check_stored_fragments(tid)  # (each against this result: the verdicts noted so far are its own)
+        if entry & _HAS_FRAGMENTS:  # each against this result (the verdicts noted so far are its own)
+            self._check_stored_fragments(tid, None if anchors is None else (result, anchors))
         if tid in self._ends and key not in self._passing:  # (a circle of redirects stops where it began)
             self._pass_on_stored(tid, key)
 
@@ -479,17 +482,21 @@ class PersistentLedger(Ledger):
             self._anchors_read[aid] = anchors
         return anchors
 
-    def _check_stored_fragments(self, tid: int) -> None:
-        """Each fragment asked of tid, against its latest result."""
+    def _check_stored_fragments(self, tid: int, latest: tuple[Result, Anchors] | None = None) -> None:
+        """Each fragment asked of tid, against its latest result (with its anchors, when the caller has them)."""
         asked = {f for (f,) in self._db.execute("SELECT fragment FROM asked WHERE target = ?", (tid,))}
         asked.update(self._asked.get(tid, ()))
         if asked:
-            context = self._fragment_context(tid)
+            context = self._fragment_context(tid, latest)
             for fragment in sorted(asked):
                 self._check_stored_fragment(tid, fragment, context)
 
-    def _fragment_context(self, tid: int) -> tuple[str, Result, Anchors | None] | None:
+    def _fragment_context(self, tid: int, latest: tuple[Result, Anchors] | None = None
+                          ) -> tuple[str, Result, Anchors | None] | None:
         """tid's URL, result and anchors, when its fragments can be checked (its result passed)."""
+        if latest is not None:
+            url = self._one("SELECT coalesce(url, key) FROM targets WHERE id = ?", (tid,))[0]
+            return (url, *latest) if latest[0].status.is_ok else None
         key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (tid,))
         url = url or key
         result = _load(blob, url)
