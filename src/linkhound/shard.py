@@ -93,9 +93,13 @@ class Shard:
         return lo <= zlib.crc32(key.encode()) % _BUCKETS < hi
 
     def part(self, n: int) -> int:
-        """This process's part of n (the parts of all processes add up to n; 0 when n is too small to split)."""
+        """This process's part of n: at least 1 when n is at least the count, the rest by its share (the parts
+        of all processes add up to n)."""
         lo, hi = self._bounds
-        return n * hi // _BUCKETS - n * lo // _BUCKETS
+        if n < self.count:
+            return n * hi // _BUCKETS - n * lo // _BUCKETS
+        rest = n - self.count
+        return 1 + rest * hi // _BUCKETS - rest * lo // _BUCKETS
 
     def limits(self, limits: HostLimits) -> HostLimits:
         if limits.rate is None:
