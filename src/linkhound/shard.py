@@ -62,8 +62,9 @@ def _splits(limits: HostLimits, count: int) -> bool:
 
 _BUCKETS = 1000  # keys hash to one of these; each process owns a run of them
 # The first process reads the inputs for all and writes the report: it takes a smaller share of the URLs (and
-# of the limits, so that every process takes as long for its share: a latency-bound run ends in step)
-_FIRST = 0.8
+# of the limits, so that every process takes as long for its share: a latency-bound run ends in step). Each
+# process's queue is then kept about as far ahead of its requests as one process's is (2 x its concurrency)
+_FIRST = 0.6
 
 
 @dataclass(frozen=True)
@@ -152,16 +153,6 @@ class ShardState(MemoryState):
     @property
     def own_refetched(self) -> int:
         return self._own_refetched
-
-    @property
-    def queued(self) -> int:
-        """Links queued here, or (where the inputs are read) in all processes, as this one's share says: the
-        inputs are read ahead of the requests of all of them."""
-        return self._queued if self._forward is None else int(self._queued / self._shard.share)
-
-    def holds(self, key: str) -> bool:
-        """Whether key is this process's to check (and was found)."""
-        return key in self._records
 
     async def add(
         self, found: Iterable[Found], parent: str | None = None, hop: int = 1, known: Iterable[str] = ()

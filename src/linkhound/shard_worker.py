@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from .crawl_state import Found, Limits
 from .engine import Engine
 from .fragments import Anchors
-from .ledger import Ledger, Target
+from .ledger import Ledger
 from .loop import run
 from .settings import Settings
 from .shard import Shard, ShardState
@@ -39,29 +39,20 @@ _BATCH = 256  # records per line at most; a partly filled batch leaves at the ne
 
 
 class ForwardingLedger(Ledger):
-    """The ledger of a shard's process: what the engine learns about the shard's own URLs goes to the writer
-    (references are kept by the process that writes the report, which reads the same inputs)."""
+    """The ledger of a shard's process: what the engine learns about the shard's URLs goes to the writer, and
+    nothing stays here (the process that writes the report keeps the references, and settles redirects)."""
 
     def __init__(self, write: Callable[[bytes], object]) -> None:
         super().__init__()
         self._write = write
         self._batch: list[Record] = []
-        self._redirected: set[str] = set()  # keys whose result is their redirect end's (passed on over there)
         self.state: ShardState | None = None
         self._flush_soon = False
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
-        targets = self.plain_targets()
-        if targets is not None and key not in targets:  # (no references here: a target is made at its result)
-            targets[key] = Target(key, result.url)
-        super().checked(key, result, anchors)
-        state = self.state
-        if state is not None and state.holds(key) and key not in self._redirected:
-            self._add([CHECKED, key, result_record(result), anchors_record(anchors)])
+        self._add([CHECKED, key, result_record(result), anchors_record(anchors)])
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
-        self._redirected.add(key)
-        super().same_as(key, end, redirect)
         self._add([SAME_AS, key, end, result_record(redirect)])
 
     def _add(self, record: Record) -> None:
