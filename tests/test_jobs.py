@@ -3,11 +3,14 @@ keeps every host within its limits in sum."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 import linkhound
 from linkhound import Report, Settings
@@ -142,3 +145,41 @@ def test_shards_split_keys_and_limits_without_overlap(count: int) -> None:
     parts = [s.limits(limits) for s in shards]
     assert sum(p.concurrency for p in parts) == 16 and sum(p.burst for p in parts) == 8
     assert sum(p.rate or 0 for p in parts) == pytest.approx(10.0)
+
+
+async def test_jobs_a_wait_one_process_is_asked_for_is_kept_by_all(tmp_path: Path, site: Site) -> None:
+    seen_429: list[float] = []
+
+    async def limited(request: web.Request) -> web.StreamResponse:
+        if not seen_429:
+            seen_429.append(time.monotonic())
+            return web.Response(status=429, headers={"Retry-After": "3"})
+        return web.Response(text="ok")
+
+    site.handler("/limited", limited)
+    paths = [f"/s{i}" for i in range(120)]
+    for p in paths:
+        site.slow(p, 0.02)
+    lines = [site.url(p) for p in paths[:20]] + [site.url("/limited")] + [site.url(p) for p in paths[20:]]
+    (tmp_path / "urls.txt").write_text("\n".join(lines))
+    report = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4, max_retries=1)
+    assert report.summary.success and seen_429
+    # requests already on their way may still arrive; none is sent by either process well inside the wait
+    inside = [r for r in site.requests if seen_429[0] + 1.0 < r.at < seen_429[0] + 2.5]
+    assert inside == []
+
+
+async def test_jobs_stop_ends_every_process_and_reports_what_was_checked(tmp_path: Path, site: Site) -> None:
+    paths = [f"/s{i}" for i in range(300)]
+    for p in paths:
+        site.slow(p, 0.1)
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    run = linkhound.start(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4)
+    assert isinstance(run, ShardedRun)
+    stopping = asyncio.get_running_loop().call_later(0.5, run.stop)
+    report = await run.report()
+    stopping.cancel()
+    assert report.summary.interrupted
+    urls = [r.url for r in report.results]
+    assert len(urls) == len(set(urls)) and set(urls) <= {site.url(p) for p in paths}
+    assert max(site.counts().values()) == 1

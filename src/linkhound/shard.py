@@ -4,6 +4,7 @@ host's limits, so that the processes together never go past them."""
 from __future__ import annotations
 
 import os
+import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -107,12 +108,15 @@ class Shard:
             return HostLimits(self.part(limits.concurrency), None, limits.burst)
         return HostLimits(self.part(limits.concurrency), limits.rate * self.share, self.part(limits.burst))
 
-    def pool(self) -> Callable[..., HostPool]:
-        """A HostPool factory for the engine that gives this process its part of each host's limits."""
+    def pool(self, tell: Tell, made: Callable[[ShardPool], None]) -> Callable[..., HostPool]:
+        """A HostPool factory for the engine that gives this process its part of each host's limits, and tells
+        the other processes when a host asks for a wait (made: sees the pool)."""
 
         def make(default: HostLimits, per_host: dict[str, HostLimits], max_wait: float) -> HostPool:
-            return HostPool(self.limits(default), {h: self.limits(lim) for h, lim in per_host.items()},
-                            max_wait=max_wait)
+            pool = ShardPool(self.limits(default), {h: self.limits(lim) for h, lim in per_host.items()},
+                             max_wait, tell)
+            made(pool)
+            return pool
 
         return make
 
@@ -120,6 +124,32 @@ class Shard:
         self, forward: Callable[[list[Found]], None] | None = None
     ) -> Callable[[Limits, Callable[[str], None]], ShardState]:
         return lambda limits, ready: ShardState(self, limits, ready, forward)
+
+
+Tell = Callable[[str, float], None]  # (host, until when it waits, as time.time())
+
+
+class ShardPool(HostPool):
+    """A shard's HostPool: a wait a host asks for (429 or 503, Retry-After, a spent rate-limit window) is told
+    to the other processes, and the waits they are told are kept here, so the host waits for all of them."""
+
+    def __init__(self, default: HostLimits, overrides: dict[str, HostLimits], max_wait: float, tell: Tell) -> None:
+        super().__init__(default, overrides, max_wait=max_wait)
+        self._tell = tell
+
+    def record(
+        self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None
+    ) -> None:
+        h = self._host(host)
+        before = h.blocked_until
+        super().record(host, code, elapsed, retry_after, pause)
+        if h.blocked_until > before:
+            self._tell(host, time.time() + h.blocked_until - self._clock())
+
+    def wait_until(self, host: str, until: float) -> None:
+        """Another process was told to wait on host until then (time.time()): this one waits as long."""
+        h = self._host(host)
+        h.blocked_until = max(h.blocked_until, self._clock() + until - time.time())
 
 
 class ShardState(MemoryState):

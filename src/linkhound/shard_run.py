@@ -5,8 +5,8 @@ This process reads the inputs and keeps every reference, so the report is the on
 the links it finds go to the others too, and each process checks those whose canonical key hashes to it, so
 each URL is requested once. A redirect to a URL another process checks takes that
 URL's result, as it does within one process (no second request). Each process gets its part of the run's and
-of each host's limits (concurrency, and rate and burst), so together they never go past them; a Retry-After
-is obeyed by the process that got it."""
+of each host's limits (concurrency, and rate and burst), so together they never go past them, and a wait a
+host asks one of them for (429 or 503, Retry-After) is kept by all."""
 
 from __future__ import annotations
 
@@ -26,8 +26,20 @@ from .inputs import Input
 from .ledger import Ledger
 from .run import EventSink, Run
 from .settings import Settings
-from .shard import Shard, ShardState
-from .shard_wire import CHECKED, HEADER_BYTES, LINE_LIMIT, SAME_AS, anchors_of, decode, encode_found, result_of
+from .shard import Shard, ShardPool, ShardState
+from .shard_wire import (
+    CHECKED,
+    HEADER_BYTES,
+    LINE_LIMIT,
+    SAME_AS,
+    STOP_LINE,
+    WAIT,
+    anchors_of,
+    decode,
+    encode_found,
+    encode_wait,
+    result_of,
+)
 from .summary import Report
 from .types import Result
 
@@ -42,6 +54,8 @@ class ShardedRun(Run):
         self._state: ShardState | None = None
         self._procs: list[asyncio.subprocess.Process] = []
         self._readers: list[asyncio.Task[None]] = []
+        self._pools: list[ShardPool] = []
+        self._stopped = False
         shard = Shard(0, count)
         make_state = shard.state(self._forward)
 
@@ -49,7 +63,8 @@ class ShardedRun(Run):
             self._state = make_state(limits, ready)
             return self._state
 
-        engine = Engine(_part(settings, shard), emit, None, state=state, ledger=self._ledger, pool=shard.pool(),
+        pool = shard.pool(self._wait, self._pools.append)
+        engine = Engine(_part(settings, shard), emit, None, state=state, ledger=self._ledger, pool=pool,
                         joined=self._join)
         super().__init__(engine, inputs)
 
@@ -66,8 +81,11 @@ class ShardedRun(Run):
 
     def stop(self) -> None:
         super().stop()
+        self._stopped = True
+        for proc in self._procs:  # each stops taking work and sends what it checked
+            if proc.stdin is not None and not proc.stdin.is_closing():
+                proc.stdin.write(STOP_LINE)
         self._end_feeds()
-        self._signal(lambda proc: proc.terminate())  # each stops taking work and sends what it checked
 
     def cancel(self) -> None:
         super().cancel()
@@ -104,6 +122,15 @@ class ShardedRun(Run):
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.write(line)
 
+    def _wait(self, host: str, until: float, sender: asyncio.subprocess.Process | None = None) -> None:
+        """A host asked one process to wait: the others wait as long."""
+        if sender is not None and self._pools:
+            self._pools[0].wait_until(host, until)
+        line = encode_wait(host, until)
+        for proc in self._procs:
+            if proc is not sender and proc.stdin is not None and not proc.stdin.is_closing():
+                proc.stdin.write(line)
+
     def _end_feeds(self) -> None:
         for proc in self._procs:
             if proc.stdin is not None and not proc.stdin.is_closing():
@@ -119,12 +146,14 @@ class ShardedRun(Run):
                     self._checked(record[1], result_of(record[2]), anchors_of(record[3]))
                 elif kind == SAME_AS:
                     self._ledger.same_as(record[1], record[2], result_of(record[3]))
+                elif kind == WAIT:
+                    self._wait(record[1], record[2], proc)
                 else:
                     ended = True
                     if self._state is not None:
                         self._state.others_refetched += record[1]
         code = await proc.wait()
-        if not ended:
+        if not ended and not self._stopped:  # (stopped: what it sent is reported, as interrupted)
             raise LinkhoundError(f"a --jobs process ended before its work was done (exit status {code})")
 
     def _checked(self, key: str, result: Result, anchors: Anchors | None) -> None:

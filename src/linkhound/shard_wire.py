@@ -1,9 +1,10 @@
-"""What the processes of a run (`--jobs`) tell each other, one JSON array per line.
+"""What the processes of a run (`--jobs`) tell each other, one JSON value per line.
 
 To a shard's process (stdin): its settings, pickled behind their length, then each batch of links found, as
-Found arrays (it keeps those of its shard). Back (stdout): batches of records, ["c", key, result, anchors] (key
-checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), and last
-["e", refetched] (the end)."""
+Found arrays (it keeps those of its shard); {"w": [host, until]}: a host asked another process to wait until
+then (time.time()); {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result,
+anchors] (key checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is
+key's), ["w", host, until] (a host asked this process to wait), and last ["e", refetched] (the end)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from .status import Status
 from .types import Result
 
 Record = list[Any]
-CHECKED, SAME_AS, END = "c", "s", "e"
+CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
 HEADER_BYTES = 8  # the settings' length, big-endian
+STOP_LINE = b'{"stop":1}\n'
 LINE_LIMIT = 64 * 1024 * 1024  # one batch (a few hundred records) is far below this
 _STATUS = {s.value: s for s in Status}
 
@@ -59,3 +61,15 @@ def encode_found(found: list[Found]) -> bytes:
 def decode_found(line: bytes) -> list[Found]:
     new = tuple.__new__
     return [new(Found, f) for f in orjson.loads(line)]
+
+
+def encode_wait(host: str, until: float) -> bytes:
+    return orjson.dumps({WAIT: [host, until]}) + b"\n"
+
+
+def decode_wait(line: bytes) -> tuple[str, float] | None:
+    """A wait line's host and time; None for a line of links (or the stop line)."""
+    if not line.startswith(b"{") or line == STOP_LINE:
+        return None
+    host, until = orjson.loads(line)[WAIT]
+    return host, until

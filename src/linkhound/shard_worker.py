@@ -19,16 +19,19 @@ from .fragments import Anchors
 from .ledger import Ledger
 from .loop import run
 from .settings import Settings
-from .shard import Shard, ShardState
+from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
     CHECKED,
     END,
     HEADER_BYTES,
     LINE_LIMIT,
     SAME_AS,
+    STOP_LINE,
+    WAIT,
     Record,
     anchors_record,
     decode_found,
+    decode_wait,
     encode,
     result_record,
 )
@@ -54,6 +57,10 @@ class ForwardingLedger(Ledger):
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
         self._add([SAME_AS, key, end, result_record(redirect)])
+
+    def wait(self, host: str, until: float) -> None:
+        self._add([WAIT, host, until])
+        self.flush()  # at once: the other processes should stop sending to host now
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -114,17 +121,28 @@ async def _check(shard: Shard, settings: Settings) -> None:
         ledger.state = make_state(limits, ready)
         return ledger.state
 
+    pools: list[ShardPool] = []
+
     async def feed(add: Callable[[list[Found]], Awaitable[None]]) -> None:
         while line := await reader.readline():  # until the first process has read all its inputs, or stops
-            await add(decode_found(line))
+            if line == STOP_LINE:
+                engine.stop()
+                return
+            wait = decode_wait(line)
+            if wait is None:
+                await add(decode_found(line))
+            else:
+                pools[0].wait_until(*wait)
 
-    engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(), feed=feed)
-    loop.add_signal_handler(signal.SIGTERM, engine.stop)  # the first process was told to stop
+    engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
+                    feed=feed)
     await engine.run([])
 
 
 def main() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C is the first process's to handle: it tells this one
+    # Ctrl+C and SIGTERM (sent to the whole process group) are the first process's to handle: it tells this one
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     size = int.from_bytes(_read_exactly(HEADER_BYTES), "big")
     settings, index, count = pickle.loads(_read_exactly(size))
     with contextlib.suppress(BrokenPipeError):  # (the first process is gone)
