@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import arun
 from linkhound import Report, Settings
 from linkhound.api import _inputs
 from linkhound.host_pool import HostLimits
@@ -183,3 +185,21 @@ async def test_jobs_stop_ends_every_process_and_reports_what_was_checked(tmp_pat
     urls = [r.url for r in report.results]
     assert len(urls) == len(set(urls)) and set(urls) <= {site.url(p) for p in paths}
     assert max(site.counts().values()) == 1
+
+
+async def test_jobs_on_the_command_line_report_as_one_process(tmp_path: Path, site: Site) -> None:
+    paths = [f"/s{i}" for i in range(40)]
+    for p in paths[:30]:
+        site.page(p, "ok")
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    outs = []
+    for jobs in ("2", "1"):
+        code, out, _ = await arun("--jobs", jobs, "--format", "json", "--no-progress", str(tmp_path / "urls.txt"))
+        assert code == 2  # ten links are broken
+        report = json.loads(out)
+        for r in report["results"]:
+            r.pop("duration")
+        report["summary"].pop("elapsed")
+        report["results"].sort(key=lambda r: r["url"])
+        outs.append(report)
+    assert outs[0] == outs[1]

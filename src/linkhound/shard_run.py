@@ -16,6 +16,7 @@ import dataclasses
 import os
 import pickle
 import sys
+import sysconfig
 from collections.abc import Callable
 
 from .crawl_state import Found, Limits
@@ -102,9 +103,11 @@ class ShardedRun(Run):
                     send(proc)
 
     async def _start(self, shard: Shard) -> None:
+        env = dict(os.environ)
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where this linkhound is imported from
-        path = os.environ.get("PYTHONPATH")
-        env = {**os.environ, "PYTHONPATH": here if not path else f"{here}{os.pathsep}{path}"}
+        if here not in sysconfig.get_paths().values():  # (a source tree, not an installed package)
+            path = env.get("PYTHONPATH")
+            env["PYTHONPATH"] = here if not path else f"{here}{os.pathsep}{path}"
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "linkhound.shard_worker", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, env=env, limit=LINE_LIMIT,
@@ -171,6 +174,9 @@ class ShardedRun(Run):
 
 def _part(s: Settings, shard: Shard) -> Settings:
     """The settings of one shard's process: its part of --max-concurrency (the host limits are split by the
-    pool the process is given), one process, and nothing drawn on the terminal."""
-    return dataclasses.replace(s, max_concurrency=shard.part(s.max_concurrency), jobs=1,
-                               progress=s.progress if shard.index == 0 else False)
+    pool the process is given) and one process."""
+    if shard.index == 0:
+        return dataclasses.replace(s, max_concurrency=shard.part(s.max_concurrency), jobs=1)
+    # (the others read no inputs: what only reading them needs, like --changed-since's git history, is left out)
+    return dataclasses.replace(s, max_concurrency=shard.part(s.max_concurrency), jobs=1, progress=False,
+                               changed_since=None)
