@@ -18,6 +18,7 @@ import pickle
 import sys
 import sysconfig
 from collections.abc import Callable
+from typing import Any
 
 from .crawl_state import Found, Limits
 from .engine import Engine
@@ -42,7 +43,6 @@ from .shard_wire import (
     result_of,
 )
 from .summary import Report
-from .types import Result
 
 
 class ShardedRun(Run):
@@ -146,7 +146,7 @@ class ShardedRun(Run):
             for record in decode(line):
                 kind = record[0]
                 if kind == CHECKED:
-                    self._checked(record[1], result_of(record[2]), anchors_of(record[3]))
+                    self._checked(record[1], record[2], anchors_of(record[3]))
                 elif kind == SAME_AS:
                     self._ledger.same_as(record[1], record[2], result_of(record[3]))
                 elif kind == WAIT:
@@ -159,11 +159,15 @@ class ShardedRun(Run):
         if not ended and not self._stopped:  # (stopped: what it sent is reported, as interrupted)
             raise LinkhoundError(f"a --jobs process ended before its work was done (exit status {code})")
 
-    def _checked(self, key: str, result: Result, anchors: Anchors | None) -> None:
-        if self._ledger.get(key) is None:  # (not expected: every URL a process checks was found here first)
+    def _checked(self, key: str, record: list[Any], anchors: Anchors | None) -> None:
+        target = self._ledger.get(key)
+        if target is None:  # (not expected: every URL a process checks was found here first)
+            result = result_of(record)
             self._ledger.adopt(key, result.url, result, anchors)
-        else:
-            self._ledger.checked(key, result, anchors)
+        elif record[0] == target.url:
+            self._ledger.checked(key, result_of(record, target.url), anchors)
+        else:  # (a URL spelled otherwise than the link that made the target, as the claim had it)
+            self._ledger.checked(key, result_of(record), anchors)
 
     async def _join(self) -> None:
         """After this process's own URLs: no more links for the others; their results, all of them, before the

@@ -31,10 +31,11 @@ def result_record(r: Result) -> list[Any]:
             r.redirect_codes]
 
 
-def result_of(f: list[Any]) -> Result:
-    url, status, code, reason, redirects, elapsed, depth, content_type, cached, redirect_codes = f
-    return Result(url, _STATUS[status], code, reason, tuple(redirects), elapsed, depth, content_type, (), cached,
-                  tuple(redirect_codes))
+def result_of(f: list[Any], url: str | None = None) -> Result:
+    """The result of a record; url: the same URL as a string kept already (the ledger's: one copy, not two)."""
+    status, code, reason, redirects, elapsed, depth, content_type, cached, redirect_codes = f[1:]
+    return Result(url or f[0], _STATUS[status], code, reason, tuple(redirects), elapsed, depth, content_type, (),
+                  cached, tuple(redirect_codes))
 
 
 def anchors_record(a: Anchors | None) -> list[Any] | None:
