@@ -65,7 +65,7 @@ _BUCKETS = 1000  # keys hash to one of these; each process owns a run of them
 # The first process reads the inputs for all and writes the report: it takes a smaller share of the URLs (and
 # of the limits, so that every process takes as long for its share: a latency-bound run ends in step). Each
 # process's queue is then kept about as far ahead of its requests as one process's is (2 x its concurrency)
-_FIRST = 0.6
+_FIRST = 0.5
 
 
 @dataclass(frozen=True)
