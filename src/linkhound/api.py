@@ -90,7 +90,16 @@ def start(
 
     cfg = _config(config)
     s = _settings(settings, cfg, options)
-    return Run(Engine(s, on_event, transport), _inputs(*_what(inputs, files_from, cfg), s, named_in))
+    read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
+    if transport is None and s.jobs != 1:
+        from .shard import jobs_for
+
+        jobs = jobs_for(s, read)
+        if jobs > 1:
+            from .shard_run import ShardedRun
+
+            return ShardedRun(s, on_event, read, jobs)
+    return Run(Engine(s, on_event, transport), read)
 
 
 def preview(

@@ -63,6 +63,8 @@ class Engine:
         ledger: Ledger | None = None,
         pool: Callable[..., HostPool] = HostPool,
         reached: Known | None = None,
+        joined: Callable[[], Awaitable[None]] | None = None,
+        feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -104,6 +106,9 @@ class Engine:
         # --changed-since: the changed lines of each file, and the links left out as unchanged
         self._changed = ChangedLines.from_git(s.changed_since) if s.changed_since is not None else None
         self._unchanged = 0
+        # a run checked by several processes (--jobs): the others' results merged here, or links found by the
+        # process that reads the inputs fed to one that doesn't
+        self._joined, self._feed = joined, feed
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -133,7 +138,9 @@ class Engine:
     async def _check_all(self, inputs: list[Input]) -> None:
         if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
             self._drift.start([i.location for i in inputs if i.is_url])
-        await self._drain(self._seed(inputs))
+        await self._drain(self._seed(inputs) if self._feed is None else self._feed(self._state_add))
+        if self._joined is not None:
+            await self._joined()
         if self._drift is not None:
             if self._stopping:
                 self._drift.cancel()

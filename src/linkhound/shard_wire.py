@@ -1,0 +1,76 @@
+"""What the processes of a run (`--jobs`) tell each other, one JSON value per line.
+
+To a shard's process (stdin): its settings, pickled behind their length, then each batch of links found, as
+Found arrays (it keeps those of its shard); {"w": [host, until]}: a host asked another process to wait until
+then (time.time()); {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result,
+anchors] (key checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is
+key's), ["w", host, until] (a host asked this process to wait), and last ["e", refetched] (the end)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .crawl_state import Found
+from .fragments import Anchors
+from .status import Status
+from .types import Result
+
+Record = list[Any]
+CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
+HEADER_BYTES = 8  # the settings' length, big-endian
+STOP_LINE = b'{"stop":1}\n'
+LINE_LIMIT = 64 * 1024 * 1024  # one batch (a few hundred records) is far below this
+_STATUS = {s.value: s for s in Status}
+
+
+def result_record(r: Result) -> list[Any]:
+    """A result without its references (the process that writes the report has them)."""
+    return [r.url, r.status.value, r.code, r.reason, r.redirects, r.elapsed, r.depth, r.content_type, r.cached,
+            r.redirect_codes]
+
+
+def result_of(f: list[Any], url: str | None = None) -> Result:
+    """The result of a record; url: the same URL as a string kept already (the ledger's: one copy, not two)."""
+    status, code, reason, redirects, elapsed, depth, content_type, cached, redirect_codes = f[1:]
+    return Result(url or f[0], _STATUS[status], code, reason, tuple(redirects), elapsed, depth, content_type, (),
+                  cached, tuple(redirect_codes))
+
+
+def anchors_record(a: Anchors | None) -> list[Any] | None:
+    return None if a is None else [list(a.names), a.case_insensitive]
+
+
+def anchors_of(f: list[Any] | None) -> Anchors | None:
+    return None if f is None else Anchors(frozenset(f[0]), f[1])
+
+
+def encode(batch: list[Record]) -> bytes:
+    return orjson.dumps(batch) + b"\n"
+
+
+def decode(line: bytes) -> list[Record]:
+    batch: list[Record] = orjson.loads(line)
+    return batch
+
+
+def encode_found(found: list[Found]) -> bytes:
+    return orjson.dumps([tuple(f) for f in found]) + b"\n"
+
+
+def decode_found(line: bytes) -> list[Found]:
+    new = tuple.__new__
+    return [new(Found, f) for f in orjson.loads(line)]
+
+
+def encode_wait(host: str, until: float) -> bytes:
+    return orjson.dumps({WAIT: [host, until]}) + b"\n"
+
+
+def decode_wait(line: bytes) -> tuple[str, float] | None:
+    """A wait line's host and time; None for a line of links (or the stop line)."""
+    if not line.startswith(b"{") or line == STOP_LINE:
+        return None
+    host, until = orjson.loads(line)[WAIT]
+    return host, until

@@ -1,0 +1,154 @@
+"""`python -m linkhound.shard_worker`: check one shard of a run (`--jobs`) and send its results to stdout.
+
+Reads its settings on stdin, then the links the first process finds in the inputs (it keeps its shard's), and
+writes what it learns as `shard_wire` lines, in batches."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+from .crawl_state import Found, Limits
+from .engine import Engine
+from .fragments import Anchors
+from .ledger import Ledger
+from .loop import run
+from .settings import Settings
+from .shard import Shard, ShardPool, ShardState
+from .shard_wire import (
+    CHECKED,
+    END,
+    HEADER_BYTES,
+    LINE_LIMIT,
+    SAME_AS,
+    STOP_LINE,
+    WAIT,
+    Record,
+    anchors_record,
+    decode_found,
+    decode_wait,
+    encode,
+    result_record,
+)
+from .summary import Report, summarize
+from .types import Page, Result
+
+_BATCH = 256  # records per line at most; a partly filled batch leaves at the next turn of the loop
+
+
+class ForwardingLedger(Ledger):
+    """The ledger of a shard's process: what the engine learns about the shard's URLs goes to the writer, and
+    nothing stays here (the process that writes the report keeps the references, and settles redirects)."""
+
+    def __init__(self, write: Callable[[bytes], object]) -> None:
+        super().__init__()
+        self._write = write
+        self._batch: list[Record] = []
+        self.state: ShardState | None = None
+        self._flush_soon = False
+
+    def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
+        self._add([CHECKED, key, result_record(result), anchors_record(anchors)])
+
+    def same_as(self, key: str, end: str, redirect: Result) -> None:
+        self._add([SAME_AS, key, end, result_record(redirect)])
+
+    def wait(self, host: str, until: float) -> None:
+        self._add([WAIT, host, until])
+        self.flush()  # at once: the other processes should stop sending to host now
+
+    def _add(self, record: Record) -> None:
+        self._batch.append(record)
+        if len(self._batch) >= _BATCH:
+            self.flush()
+        elif not self._flush_soon:
+            self._flush_soon = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_soon = False
+        if self._batch:
+            self._write(encode(self._batch))
+            self._batch = []
+
+    def report(
+        self,
+        pages: tuple[Page, ...],
+        elapsed: float,
+        interrupted: bool,
+        caps: tuple[str, ...],
+        depth_of: Callable[[str], int | None],
+        warnings: tuple[str, ...] = (),
+    ) -> Report:
+        """The end: what is left goes out (no report here: redirects waiting for an end checked elsewhere are
+        not loops, and the process that writes the report settles them)."""
+        self.flush()
+        refetched = self.state.own_refetched if self.state is not None else 0
+        self._write(encode([[END, refetched]]))
+        return Report((), summarize((), 0, elapsed, interrupted, caps, warnings))
+
+
+def _write_all(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view):]
+
+
+def _read_exactly(n: int) -> bytes:
+    """n bytes of stdin, unbuffered (the lines after them are read by the event loop, from the same pipe)."""
+    out = bytearray()
+    while len(out) < n:
+        chunk = os.read(0, n - len(out))
+        if not chunk:
+            raise EOFError
+        out += chunk
+    return bytes(out)
+
+
+async def _check(shard: Shard, settings: Settings) -> None:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    ledger = ForwardingLedger(_write_all)
+    make_state = shard.state()
+
+    def state(limits: Limits, ready: Callable[[str], None]) -> ShardState:
+        ledger.state = make_state(limits, ready)
+        return ledger.state
+
+    pools: list[ShardPool] = []
+
+    async def feed(add: Callable[[list[Found]], Awaitable[None]]) -> None:
+        while line := await reader.readline():  # until the first process has read all its inputs, or stops
+            if line == STOP_LINE:
+                engine.stop()
+                return
+            wait = decode_wait(line)
+            if wait is None:
+                await add(decode_found(line))
+            else:
+                pools[0].wait_until(*wait)
+
+    engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
+                    feed=feed)
+    await engine.run([])
+
+
+def main() -> None:
+    # Ctrl+C and SIGTERM (sent to the whole process group) are the first process's to handle: it tells this one
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    size = int.from_bytes(_read_exactly(HEADER_BYTES), "big")
+    settings, index, count = pickle.loads(_read_exactly(size))
+    with contextlib.suppress(BrokenPipeError):  # (the first process is gone)
+        run(_check(Shard(index, count), settings))
+    os._exit(0)  # skip freeing every object of the run one by one
+
+
+if __name__ == "__main__":
+    main()

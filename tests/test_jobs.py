@@ -1,0 +1,205 @@
+"""--jobs: a list of links checked by several processes gives the one-process report, requests each URL once, and
+keeps every host within its limits in sum."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+import linkhound
+from cli_run import arun
+from linkhound import Report, Settings
+from linkhound.api import _inputs
+from linkhound.host_pool import HostLimits
+from linkhound.shard import Shard, jobs_for
+from linkhound.shard_run import ShardedRun
+from server import Site, SiteFactory, html
+
+
+def _comparable(report: Report) -> tuple[Any, ...]:
+    """The report without durations, results sorted (they are in the order they completed)."""
+    results = sorted(repr(dataclasses.replace(r, elapsed=0.0)) for r in report.results)
+    summary = dataclasses.replace(report.summary, elapsed=0.0)
+    return results, summary, report.pages
+
+
+def _list(tmp_path: Path, a: Site, b: Site) -> Path:
+    # the same URLs spelled otherwise: one canonical key each, so one process, one request (first in the list: a
+    # link read after its URL was checked without its body would have it fetched again, with or without --jobs)
+    host = a.url("/")[len("http://"):].rstrip("/")
+    lines = [f"HTTP://{host}/s1", f"http://{host}/./s2", a.url("/s3#top")]
+    a.page("/doc", html(title="doc", extra='<h2 id="here">x</h2>'))
+    lines += [a.url("/doc#here"), a.url("/doc#nowhere"), a.url("/doc")]
+    for site in (a, b):
+        for i in range(40):
+            site.slow(f"/s{i}", 0.02)
+            lines.append(site.url(f"/s{i}"))
+        lines += [site.url(f"/missing{i}") for i in range(10)]
+    # redirects to URLs listed before them (on either shard): each takes its end's result, no second request
+    for i in range(10):
+        a.redirect(f"/r{i}", f"/s{i}")
+        lines.append(a.url(f"/r{i}"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    doc = tmp_path / "links.md"
+    doc.write_text(f"[one]({a.url('/s4')}) [two]({b.url('/s5')}) [mail](mailto:someone@example.org) [bad](http://[x)\n")
+    return urls
+
+
+async def test_jobs_report_is_the_one_process_report_with_each_url_requested_once_within_host_limits(
+    tmp_path: Path, make_site: SiteFactory
+) -> None:
+    a, b = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    urls = _list(tmp_path, a, b)
+    inputs = [str(urls), str(tmp_path / "links.md")]
+    options = dict(host_concurrency=4, max_concurrency=6, check_fragments=True)
+
+    run = linkhound.start(inputs, jobs=2, **options)
+    assert isinstance(run, ShardedRun)
+    two = await run.report()
+    for site in (a, b):
+        assert site.peak <= 4, site.host  # both processes' requests together, as the server saw them
+        seen = site.counts()
+        assert seen and max(seen.values()) == 1, [k for k, n in seen.items() if n > 1]
+        site.requests.clear()
+        site.peak = 0
+
+    one = await linkhound.check(inputs, jobs=1, **options)
+    assert _comparable(two) == _comparable(one)
+    assert two.summary.total == one.summary.total > 100
+
+
+async def test_jobs_redirect_chain_across_shards_is_reported_as_in_one_process(
+    tmp_path: Path, site: Site
+) -> None:
+    # r{i} -> s{i}, each listed: whichever process each is in, the redirect takes its end's result
+    lines = []
+    for i in range(30):
+        site.page(f"/s{i}", "ok")
+        lines.append(site.url(f"/s{i}"))
+    for i in range(30):
+        site.redirect(f"/r{i}", f"/s{i}", 302 if i % 2 else 301)
+        lines.append(site.url(f"/r{i}"))
+    (tmp_path / "urls.txt").write_text("\n".join(lines))
+    two = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2)
+    assert max(site.counts().values()) == 1
+    one = await linkhound.check(str(tmp_path / "urls.txt"), jobs=1)
+    assert _comparable(two) == _comparable(one)
+    assert all(r.redirects for r in two.results if "/r" in r.url)
+
+
+def _settings_and_inputs(tmp_path: Path, size: int = 300_000, **options: Any) -> tuple[Settings, list[Any]]:
+    urls = tmp_path / "urls.txt"
+    line = "http://127.0.0.1:1/some/path/that/is/long/enough\n"
+    urls.write_text(line * (size // len(line) + 1))
+    s = Settings(**options)
+    return s, _inputs([str(urls)], None, s)
+
+
+@pytest.mark.parametrize("options", [
+    {"recursive": True}, {"state": "x.sqlite"}, {"cache": True}, {"soft_404": True}, {"host_stats": True},
+    {"cookie_jar": "jar.txt"}, {"offline": True}, {"suggest_fixes": True}, {"tls_expiry": "10d"},
+])
+def test_jobs_is_one_when_a_run_cannot_be_shared(tmp_path: Path, options: dict[str, Any]) -> None:
+    s, inputs = _settings_and_inputs(tmp_path, jobs=2, **options)
+    assert jobs_for(s, inputs) == 1
+
+
+def test_jobs_default_is_two_for_a_long_list_on_two_cores_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1})
+    s, inputs = _settings_and_inputs(tmp_path)
+    assert jobs_for(s, inputs) == 2
+    s, inputs = _settings_and_inputs(tmp_path, size=10_000)
+    assert jobs_for(s, inputs) == 1
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0})
+    s, inputs = _settings_and_inputs(tmp_path)
+    assert jobs_for(s, inputs) == 1
+
+
+def test_jobs_url_inputs_and_small_limits_keep_one_process(tmp_path: Path) -> None:
+    s = Settings(jobs=2)
+    assert jobs_for(s, _inputs(["http://127.0.0.1:1/"], None, s)) == 1
+    s, inputs = _settings_and_inputs(tmp_path, jobs=2, host_concurrency=1)
+    assert jobs_for(s, inputs) == 1
+    s, inputs = _settings_and_inputs(tmp_path, jobs=2, host_rate=5.0, host_burst=1)
+    assert jobs_for(s, inputs) == 1
+    s, inputs = _settings_and_inputs(tmp_path, jobs=3, host_concurrency=2)
+    assert jobs_for(s, inputs) == 2
+
+
+@pytest.mark.parametrize("count", [2, 3, 5])
+def test_shards_split_keys_and_limits_without_overlap(count: int) -> None:
+    shards = [Shard(i, count) for i in range(count)]
+    keys = [f"http://127.0.0.1/{i}" for i in range(2000)]
+    assert all(sum(s.owns(k) for s in shards) == 1 for k in keys)
+    for n in (count, 7, 8, 128, 1000):
+        assert sum(s.part(n) for s in shards) == n
+    limits = HostLimits(16, 10.0, 8)
+    parts = [s.limits(limits) for s in shards]
+    assert sum(p.concurrency for p in parts) == 16 and sum(p.burst for p in parts) == 8
+    assert sum(p.rate or 0 for p in parts) == pytest.approx(10.0)
+
+
+async def test_jobs_a_wait_one_process_is_asked_for_is_kept_by_all(tmp_path: Path, site: Site) -> None:
+    seen_429: list[float] = []
+
+    async def limited(request: web.Request) -> web.StreamResponse:
+        if not seen_429:
+            seen_429.append(time.monotonic())
+            return web.Response(status=429, headers={"Retry-After": "3"})
+        return web.Response(text="ok")
+
+    site.handler("/limited", limited)
+    paths = [f"/s{i}" for i in range(120)]
+    for p in paths:
+        site.slow(p, 0.02)
+    lines = [site.url(p) for p in paths[:20]] + [site.url("/limited")] + [site.url(p) for p in paths[20:]]
+    (tmp_path / "urls.txt").write_text("\n".join(lines))
+    report = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4, max_retries=1)
+    assert report.summary.success and seen_429
+    # requests already on their way may still arrive; none is sent by either process well inside the wait
+    inside = [r for r in site.requests if seen_429[0] + 1.0 < r.at < seen_429[0] + 2.5]
+    assert inside == []
+
+
+async def test_jobs_stop_ends_every_process_and_reports_what_was_checked(tmp_path: Path, site: Site) -> None:
+    paths = [f"/s{i}" for i in range(300)]
+    for p in paths:
+        site.slow(p, 0.1)
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    run = linkhound.start(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4)
+    assert isinstance(run, ShardedRun)
+    stopping = asyncio.get_running_loop().call_later(0.5, run.stop)
+    report = await run.report()
+    stopping.cancel()
+    assert report.summary.interrupted
+    urls = [r.url for r in report.results]
+    assert len(urls) == len(set(urls)) and set(urls) <= {site.url(p) for p in paths}
+    assert max(site.counts().values()) == 1
+
+
+async def test_jobs_on_the_command_line_report_as_one_process(tmp_path: Path, site: Site) -> None:
+    paths = [f"/s{i}" for i in range(40)]
+    for p in paths[:30]:
+        site.page(p, "ok")
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    outs = []
+    for jobs in ("2", "1"):
+        code, out, _ = await arun("--jobs", jobs, "--format", "json", "--no-progress", str(tmp_path / "urls.txt"))
+        assert code == 2  # ten links are broken
+        report = json.loads(out)
+        for r in report["results"]:
+            r.pop("duration")
+        report["summary"].pop("elapsed")
+        report["results"].sort(key=lambda r: r["url"])
+        outs.append(report)
+    assert outs[0] == outs[1]
