@@ -10,6 +10,7 @@ import pytest
 import linkhound
 from cli_run import arun, run
 from linkhound import Status
+from linkhound.local import file_uri
 from server import Site, html, urlset
 
 INDEX_MD = """\
@@ -201,3 +202,12 @@ def test_a_run_that_checks_nothing_because_of_its_options_says_so(tmp_path: Path
     assert r.returncode == 0 and "nothing checked: no document was read" in r.stderr
     r = run("--no-progress", "--offline", "a.md", cwd=tmp_path)  # b.md is checked: nothing to say
     assert r.returncode == 0 and r.stderr == ""
+
+
+@pytest.mark.parametrize("path", [
+    "/", "/a", "/a/b.md", "/a b/c%20d.md", "/d\u00e9j\u00e0/\u65e5.md", "/a/../b", "/a/#?.md", "/a/\udcff.md",
+    "//a/b", "/a//b", "/a/./b", "/./a", "/a/", "/a/.", "/.", "/a/..",
+])
+def test_file_uri_is_what_pathlib_gives(path: str) -> None:
+    assert file_uri(path) == Path(path).as_uri()
+

@@ -69,6 +69,29 @@ async def test_a_url_list_run_loads_no_parser_cookie_or_proxy_machinery(site: Si
     assert site.hits("/a") == site.hits("/b") == 1
 
 
+def test_an_offline_docs_run_loads_no_http_stack(tmp_path: Path) -> None:
+    # --offline sends nothing: the HTTP stack (pyreqwest and its TLS set-up, or aiohttp) is never composed
+    (tmp_path / "a.md").write_text("# A\n[b](b.md#b) [gone](gone.md) <https://example.com/>\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    code = (
+        "import sys, linkhound.cli\n"
+        "code = linkhound.cli.main(['--offline', '--quiet', '--format', 'json', '--output', 'out.json', '.'])\n"
+        "print(code, [m for m in sys.modules if m.startswith(('pyreqwest', 'aiohttp', 'linkhound.reqwest'))])\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "2 []"
+
+
+async def test_an_offline_client_composes_its_stack_at_a_first_request(site: Site) -> None:
+    from linkhound.client import HttpClient
+    from linkhound.transport import ClientOptions
+
+    site.page("/a", "ok")
+    async with HttpClient(ClientOptions(8, 5.0, 5, 1 << 20, "test", {}, offline=True)) as client:
+        first, second = await asyncio.gather(*(client.fetch(site.url("/a"), "GET", lambda _: True) for _ in "12"))
+    assert first.status == second.status == 200 and site.hits("/a") == 2
+
+
 async def test_one_string_or_path_is_one_input(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("[b](b.md) [gone](gone.md)\n")
     (tmp_path / "b.md").write_text("# B\n")

@@ -2,40 +2,36 @@
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import contextlib
 import os
-import signal
 import sys
-from collections.abc import Sequence
-from typing import IO, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from . import HostStats, Report, Result, Run, Settings, Status
-from .arguments import Parser, add_config_flags, add_settings_flags, options_from_args
-from .cli_common import (
-    EXIT_BROKEN,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_TERMINATED,
-    EXIT_USAGE,
-    open_output,
-    redis_timeout,
-    seconds,
-    use_color,
-)
-from .progress import Progress
-from .redis_state import LEASE
-from .report import Reporter
-from .types import Event
 from .version import __version__
 
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+
+    from .arguments import options_from_args
+    from .host_pool import HostStats
+    from .progress import Progress
+    from .report import Reporter
+    from .run import Run
+    from .settings import Settings
+    from .summary import Report
+
+# The rest loads in the functions that use it: `linkhound --version` is answered before any of it.
 __all__ = ["build_parser", "entry", "main", "options_from_args"]
 SIGTERM_GRACE = 5.0  # seconds requests in flight may still take after SIGTERM
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line: inputs and config flags, then a flag for every Settings option, by group."""
+    from .arguments import Parser, add_config_flags, add_settings_flags
+    from .cli_common import redis_timeout, seconds
+    from .redis_state import LEASE
+
     p = Parser(
         prog="linkhound",
         description="Find broken links in files, URL lists, sitemaps and whole websites.",
@@ -73,8 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def entry() -> NoReturn:
     """The `linkhound` command: main(), then an exit that skips freeing every object of the run one by one
-    (0.7 s after a 10k-page crawl). Everything the run writes is closed or flushed by then."""
-    code = main()
+    (0.7 s after a 10k-page crawl). Everything the run writes is closed or flushed by then. The collector's
+    full passes are held back from the start: the modules a run loads make objects enough to set them off."""
+    from .loop import fewer_collections
+
+    with fewer_collections():
+        code = main()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
@@ -83,6 +83,10 @@ def entry() -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
+    if args in (["--version"], ["-V"]):  # as argparse would say it, without loading the options it needs
+        print(f"linkhound {__version__}")
+        return 0
+    from .cli_common import EXIT_OK, EXIT_USAGE
     from .exceptions import LinkhoundError
 
     # Errors name the command they come from: "linkhound: error: ...", "linkhound jobs: error: ...".
@@ -105,10 +109,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(ns: argparse.Namespace) -> int:
-    from . import load_config, make_settings, start
-    from .config import render
+    from .api import make_settings, start
+    from .arguments import options_from_args
+    from .cli_common import EXIT_OK, open_output, use_color
+    from .config import load_config, render
     from .loop import run as run_loop
+    from .progress import Progress
     from .report import reporter_for
+    from .types import Event, Result
 
     config = load_config(ns.config or (), discover=not ns.no_config)
     settings = make_settings(**config.merged(options_from_args(ns)))
@@ -156,6 +164,7 @@ def _main(ns: argparse.Namespace) -> int:
 def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named_in: str, inputs_only: bool) -> int:
     """--dump: each link that would be checked and where it is, tab-separated; --dump-inputs: each input."""
     from .api import preview
+    from .cli_common import EXIT_OK, open_output
     from .report.common import display_url, printable
 
     inputs, links = preview(args, settings, files_from=files_from, named_in=named_in)
@@ -172,6 +181,9 @@ def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named
 
 
 async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str]) -> int:
+    from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, use_color
+    from .status import Status
+
     terminated = _install_signals(run, progress)
     with progress:
         progress.attach(run)
@@ -202,6 +214,8 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
 
 def notes(report: Report, recursive: bool) -> list[str]:
     """What a run that did less than asked should say: nothing read, nothing checked, nothing crawled."""
+    from .status import Status
+
     summary = report.summary
     if summary.interrupted:
         return []
@@ -228,6 +242,11 @@ def _install_signals(run: Run, progress: Progress) -> list[bool]:
     """Ctrl+C once, or SIGTERM (timeout, docker stop, a cancelled CI job): take no new work and report what was
     checked. Ctrl+C twice: exit now. After SIGTERM, requests still in flight get SIGTERM_GRACE seconds.
     Returns a flag list that says whether SIGTERM came."""
+    import asyncio
+    import signal
+
+    from .cli_common import EXIT_INTERRUPTED
+
     loop = asyncio.get_running_loop()
     presses = 0
     terminated: list[bool] = []
@@ -283,3 +302,11 @@ def format_host_stats(stats: dict[str, HostStats]) -> str:
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True)))
         for r in rows
     )
+
+
+def __getattr__(name: str) -> Any:
+    if name == "options_from_args":  # re-exported, loaded on first use like the rest
+        from .arguments import options_from_args
+
+        return options_from_args
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

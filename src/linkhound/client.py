@@ -93,15 +93,19 @@ class HttpClient:
         self._per_hop = bool(self._credential_headers or options.host_headers or options.credentials)
         self.backend = chosen_backend(options) if transport is None else type(transport).__name__
         proxy_for = self._proxy_for if self._proxies else None
-        self._transport = transport or default_transport(options, proxy_for, proxy_hosts(env))
+        self._compose: Callable[[], Transport] = lambda: default_transport(options, proxy_for, proxy_hosts(env))
+        # --offline: the stack (pyreqwest's import and TLS set-up) waits for a first request, which never comes
+        self._transport: Transport | None = transport or (None if options.offline else self._compose())
 
     async def __aenter__(self) -> HttpClient:
         self._cookies.load()
-        await self._transport.open()
+        if self._transport is not None:
+            await self._transport.open()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        await self._transport.close()
+        if self._transport is not None:
+            await self._transport.close()
         self._cookies.save()
 
     async def fetch(
@@ -183,11 +187,21 @@ class HttpClient:
                 headers = self._headers_for(url, origin)
             if extra:
                 headers = {**headers, **extra} if headers else extra
-            hop = await self._transport.send(method, url, headers)
+            hop = await (self._transport or await self._late_transport()).send(method, url, headers)
         except AddressExcluded as e:
             raise e.via(chain) from None
         self._cookies.store(url, hop.set_cookies())
         return hop
+
+    async def _late_transport(self) -> Transport:
+        """The stack of a run that expected no request, composed and opened at its first one."""
+        transport = self._compose()
+        await transport.open()
+        if self._transport is None:
+            self._transport = transport
+        else:  # another request got there first, while this one was opening
+            await transport.close()
+        return self._transport
 
     def _proxy_for(self, url: str) -> str | None:
         scheme_host = url[: url.find("/", url.find("//") + 2)] if url.count("/") > 2 else url
@@ -269,6 +283,7 @@ def client_options(s: Settings) -> ClientOptions:
         cookie_jar=s.cookie_jar,
         addresses=s.addresses,
         backend=s.http_client,
+        offline=s.offline,
     )
 
 

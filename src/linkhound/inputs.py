@@ -141,7 +141,8 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
 
 def _read(path: str, kind: Kind) -> Input:
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:  # (not pathlib: a docs folder is hundreds of these)
+            data = f.read()
     except OSError as e:
         raise InputError(path, f"can't read: {_why(e)}") from None
     return Input(path, kind, data, os.path.abspath(path))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .filters import AddressExcluded, AddressFilter
+from .local import file_uri
 from .settings import KNOWN_SCHEMES, Remap, Settings
 from .status import Status
 from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_fragment
@@ -67,8 +68,8 @@ class LinkRules:
             top = self.root_dir or os.getcwd()
             rel = os.path.relpath(path, top).replace(os.sep, "/")
             if not rel.startswith("../"):
-                return resolve(rel, self.base_url.rstrip("/") + "/") or Path(path).as_uri()
-        return Path(path).as_uri()
+                return resolve(rel, self.base_url.rstrip("/") + "/") or file_uri(path)
+        return file_uri(path)
 
     def resolve(self, text: str, base: str, local: bool) -> str | None:
         """The absolute URL of a link as written, after --root-dir for root-relative local links and --remap."""

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote_from_bytes, unquote, urlsplit
 
 from .status import Status
 
@@ -28,6 +28,17 @@ class FileCheck:
     status: Status
     reason: str
     path: str | None  # the file that holds the target's content (index file for a directory)
+
+
+def file_uri(path: str) -> str:
+    """Path(path).as_uri() for an absolute path. A path already in the form pathlib would give it (as
+    os.path.abspath leaves it: no empty or "." segment, no trailing slash) is quoted as is, without pathlib's
+    parsing, which was a fair part of reading a docs folder."""
+    if os.sep == "/" and path[:1] == "/" and "//" not in path and "/./" not in path and path[-1] != "/" and not (
+        path.endswith("/.")
+    ):
+        return "file://" + quote_from_bytes(os.fsencode(path))
+    return Path(path).as_uri()
 
 
 def file_url_to_path(url: str) -> str:
@@ -100,7 +111,7 @@ def check_mailto(url: str) -> tuple[Status, str]:
 
 def read_document(path: str, limit: int) -> bytes | None:
     try:
-        with Path(path).open("rb") as f:
+        with open(path, "rb") as f:
             return f.read(limit)
     except OSError:
         return None

@@ -3,11 +3,13 @@ garbage collector's full passes held back while it runs."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 from collections.abc import Callable, Coroutine, Iterator
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T")
 
@@ -18,6 +20,8 @@ _RUN_THRESHOLDS = (50_000, 50, 1_000)
 
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
+    import asyncio  # here: the command holds collections back with fewer_collections() before it loads asyncio
+
     factory: Callable[[], asyncio.AbstractEventLoop] | None = None
     try:
         import uvloop

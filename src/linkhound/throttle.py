@@ -4,14 +4,11 @@ every process that names the same Redis keeps one host's limit together (`linkho
 from __future__ import annotations
 
 import contextlib
-import random
-import secrets
 from collections.abc import AsyncIterator, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .exceptions import UsageError
-from .urls import host_of
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -115,6 +112,8 @@ class Throttle:
     @contextlib.asynccontextmanager
     async def slot(self, url: str) -> AsyncIterator[None]:
         """Wait for the host of url (or a bare host name) to have room, and hold one of its slots meanwhile."""
+        import secrets  # here and below: `import linkhound` loads this module, and most runs hold no Redis slot
+
         keys = self._keys(url)
         holder = secrets.token_hex(8)
         await self._take(keys, holder)
@@ -129,6 +128,8 @@ class Throttle:
                 await self._client.zrem(keys[1], holder)
 
     async def _take(self, keys: list[str], holder: str) -> None:
+        import random
+
         while True:
             granted, wait = await self._acquire(keys, [*self._args, self._lease_us, holder])
             if int(granted):
@@ -152,6 +153,8 @@ class Throttle:
         await self._pause([self._keys(url)[2]], [max(1, round(seconds * 1_000_000))])
 
     def _keys(self, url: str) -> list[str]:
+        from .urls import host_of  # here: the URL rules (ada-url) load when `import linkhound` needs them
+
         host = host_of(url) if "//" in url else url.lower()
         if not host:
             raise UsageError(f"throttle: no host in {url!r}")

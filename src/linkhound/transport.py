@@ -75,6 +75,7 @@ class ClientOptions:
     cookie_jar: str | None = None  # a Netscape cookies.txt to read at the start and write at the end
     addresses: AddressFilter = field(default_factory=AddressFilter)  # --exclude-private and friends
     backend: str = "auto"  # --http-client: auto, reqwest or aiohttp
+    offline: bool = False  # --offline: no request expected, so the default stack is only composed if one comes
 
     @property
     def plain_headers(self) -> dict[str, str]:
