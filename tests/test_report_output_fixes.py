@@ -15,7 +15,7 @@ import pytest
 
 from linkhound.report import FORMATS, reporter_for
 from linkhound.report.common import FOLD, display_url, folded_refs
-from linkhound.report.records import dumps, stdlib_dumps
+from linkhound.report.records import dumps, elements_text, stdlib_dumps, stdlib_elements_text
 from linkhound.status import Status
 from linkhound.summary import Report, summarize
 from linkhound.types import Reference, Result
@@ -333,3 +333,11 @@ def test_terminal_formats_show_local_targets_as_paths(tmp_path: Path, monkeypatc
     assert f"✗ broken: {gone} (file not found)" in reporter_for("compact").finish(report)
     assert reporter_for("detailed").finish(report).startswith(f"{gone}\n")
     assert target in reporter_for("json").finish(report)  # machine formats keep the URL
+
+
+def test_json_elements_nested_in_the_document_are_the_same_with_and_without_orjson() -> None:
+    items = [{"k": "a\x7fb\x85c", "n": [1, {"x": "é"}]}, {"k": ""}]
+    for depth in (1, 3):
+        text = elements_text(items, depth)
+        assert text == stdlib_elements_text(items, depth)
+        assert "[" + text.replace("\n" + "  " * depth, "\n") + "\n]" == dumps(items, pretty=True)  # only indented

@@ -11,7 +11,7 @@ import os
 import pickle
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from .crawl_state import Found, Limits
 from .engine import Engine
@@ -78,7 +78,7 @@ class ForwardingLedger(Ledger):
 
     def report(
         self,
-        pages: tuple[Page, ...],
+        pages: Sequence[Page],
         elapsed: float,
         interrupted: bool,
         caps: tuple[str, ...],

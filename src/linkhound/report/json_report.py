@@ -13,7 +13,16 @@ from .base import WholeReport
 from .common import by_url, sorted_refs
 from .drift import drift_record
 from .fixes import suggestion_records
-from .records import SCHEMA_VERSION, Record, dumps, page_record, reference_record, result_record, summary_record
+from .records import (
+    SCHEMA_VERSION,
+    Record,
+    dumps,
+    elements_text,
+    page_record,
+    reference_records,
+    result_record,
+    summary_record,
+)
 
 # Records serialised per dumps() call, counting each record's references too: far fewer calls than one per
 # record, and memory stays bounded (a nav link's record alone can hold 10,000 references).
@@ -51,8 +60,10 @@ class JsonReport(WholeReport):
         yield "\n}\n"
 
 
-# Each function below yields an array's elements as dumps(a_list, pretty=True) writes them, without the
-# brackets, in pieces whose concatenation is that text: "\n  {...},\n  {...}".
+# Each function below yields an array's elements as dumps(the_document, pretty=True) writes them one level (or
+# more) down, without the brackets, in pieces whose concatenation is that text: "\n    {...},\n    {...}". Each
+# piece is dumped already nested that deep (elements_text), not indented afterwards: a crawl's report is a hundred
+# MB of text, and every pass over it shows.
 
 
 def _array(name: str, pieces: Iterable[str], last: bool) -> Iterator[str]:
@@ -60,7 +71,7 @@ def _array(name: str, pieces: Iterable[str], last: bool) -> Iterator[str]:
     yield f'\n  "{name}": ['
     empty = True
     for piece in pieces:
-        yield piece.replace("\n", "\n  ")
+        yield piece
         empty = False
     yield ("]" if empty else "\n  ]") + ("" if last else ",")
 
@@ -69,7 +80,7 @@ def _records(records: Iterable[Record]) -> Iterator[str]:
     """Small records, _BATCH to a dumps() call."""
     comma = ""
     for batch in _batches(records, lambda record: 1):
-        yield comma + _body(batch)
+        yield comma + elements_text(batch, 1)
         comma = ","
 
 
@@ -81,7 +92,7 @@ def _results(results: Iterable[Result]) -> Iterator[str]:
         if len(batch) == 1 and len(batch[0].references) > _BATCH:
             yield from _big_result(batch[0], comma)
         else:
-            yield comma + _body([result_record(r) for r in batch])
+            yield comma + elements_text([result_record(r) for r in batch], 1)
         comma = ","
 
 
@@ -89,17 +100,11 @@ def _big_result(result: Result, comma: str) -> Iterator[str]:
     record = result_record(dataclasses.replace(result, references=()))
     del record["references"]  # the last key: written below, piece by piece
     head = dumps(record, pretty=True)[: -len("\n}")]
-    yield comma + "\n  " + (head + ',\n  "references": [').replace("\n", "\n  ")
+    yield comma + "\n    " + head.replace("\n", "\n    ") + ',\n      "references": ['
     refs = sorted_refs(result.references)
     for i in range(0, len(refs), _BATCH):
-        body = _body([reference_record(r) for r in refs[i : i + _BATCH]])
-        yield ("," if i else "") + body.replace("\n", "\n    ")
-    yield "\n    ]\n  }"
-
-
-def _body(items: list[Record]) -> str:
-    """dumps(items, pretty=True) without its brackets."""
-    return dumps(items, pretty=True)[1:-2]
+        yield ("," if i else "") + elements_text(reference_records(refs[i : i + _BATCH]), 3)
+    yield "\n      ]\n    }"
 
 
 def _batches(items: Iterable[T], weight: Callable[[T], int]) -> Iterator[list[T]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from ..status import Status
@@ -65,15 +66,44 @@ def result_record(result: Result) -> Record:
     }
 
 
+def reference_records(refs: Sequence[Reference]) -> list[Record]:
+    """reference_record of each, in order: spelled out in one comprehension, as a crawl's report makes one per
+    link occurrence (half a million for 10,000 pages)."""
+    return [
+        {"source": source, "line": line, "column": column, "element": element, "attribute": attribute, "text": text}
+        for source, line, column, element, attribute, text in refs
+    ]
+
+
 def _reference_records(refs: Sequence[Reference]) -> list[Record]:
     n = len(refs)
     if n == 1:  # the most common by far: read as refs[0], not through an iterator over the store
         return [reference_record(refs[0])]
-    return [reference_record(r) for r in sorted_refs(refs)] if n else []
+    return reference_records(sorted_refs(refs)) if n else []
 
 
 def page_record(page: Page) -> Record:
     return {"url": page.url, "depth": page.depth, "links": page.links, "followed": page.followed}
+
+
+@cache
+def _frame(depth: int) -> tuple[int, int]:
+    """How many characters the wrapping of elements_text(items, depth) adds before and after the elements."""
+    text = stdlib_dumps(_wrapped([0], depth), pretty=True)
+    return text.index("[") + 1, len(text) - text.rindex("0") - 1
+
+
+def _wrapped(items: list[Any], depth: int) -> object:
+    wrapped: object = items
+    for _ in range(depth):
+        wrapped = {"": wrapped}
+    return wrapped
+
+
+def stdlib_elements_text(items: list[Any], depth: int) -> str:
+    head, tail = _frame(depth)
+    text = stdlib_dumps(_wrapped(items, depth), pretty=True)
+    return text[head : len(text) - tail]
 
 
 def stdlib_dumps(obj: object, *, pretty: bool = False) -> str:
@@ -104,6 +134,14 @@ try:
             return _escape_controls(data.decode())
         return data.decode()
 
+    def _orjson_elements_text(items: list[Any], depth: int) -> str:
+        head, tail = _frame(depth)
+        data = orjson.dumps(_wrapped(items, depth), option=orjson.OPT_INDENT_2)
+        text = str(memoryview(data)[head : len(data) - tail], "utf-8")  # (decoded straight from the slice)
+        return _escape_controls(text) if b"\x7f" in data or b"\xc2" in data else text
+
     dumps = _orjson_dumps
+    elements_text = _orjson_elements_text
 except ImportError:  # pragma: no cover - orjson is optional; both give the same text
     dumps = stdlib_dumps
+    elements_text = stdlib_elements_text
