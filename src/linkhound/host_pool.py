@@ -5,8 +5,15 @@ from __future__ import annotations
 import math
 import random
 import time
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    Latencies = array[float]  # of "d": seconds
+else:
+    Latencies = array
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +31,7 @@ class HostStats:
     successes: int = 0
     rate_limited: int = 0  # 429 and 503 answers
     waits: int = 0  # times the host was asked while it had to wait
-    latencies: list[float] = field(default_factory=list)
+    latencies: Latencies = field(default_factory=lambda: array("d"))  # 8 bytes a request (a float object: 32)
 
     @property
     def median_latency(self) -> float:
