@@ -39,8 +39,8 @@ from .types import Event, Page, Reference, Result
 STATE_FILE = "crawl.sqlite"
 # A target is one row: its result (JSON, NULL until it has one, its url NULL where it is the target's), the
 # anchors its page has, the order of its first result (the report's order) and whether some reference asks it
-# for a #fragment. A reference is one row, of the target it names and the document it is in (a row of sources,
-# which also counts the references recorded from it, to pass over on resume those a document gives again).
+# for a #fragment. A reference is one row, of the target it names and the document it is in (a row of sources:
+# a document may have several, one each time the cache of them forgot it; what matters is its URL).
 # The fragments each target is asked for are rows of their own (asked), few beside the references: the index
 # of references by target costs more to keep up than the rest of a crawl's writes (each reference lands at a
 # random place in it), so it is made when first needed (by the report, or all along when results are streamed
@@ -54,9 +54,7 @@ CREATE TABLE IF NOT EXISTS targets (
     fragments INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS anchor_sets (id INTEGER PRIMARY KEY, names BLOB NOT NULL, folded INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS sources (
-    id INTEGER PRIMARY KEY, url TEXT NOT NULL UNIQUE, refs INTEGER NOT NULL, session INTEGER NOT NULL
-);
+CREATE TABLE IF NOT EXISTS sources (id INTEGER PRIMARY KEY, url TEXT NOT NULL, session INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refs (
     id INTEGER PRIMARY KEY, target INTEGER NOT NULL, fragment TEXT, source INTEGER NOT NULL, line INTEGER NOT NULL,
     col INTEGER NOT NULL, element TEXT NOT NULL, attribute TEXT NOT NULL, text TEXT NOT NULL
@@ -79,9 +77,10 @@ _REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.element, r.attribute, r.tex
          " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
 _INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
 _RESUMING = ("CREATE INDEX IF NOT EXISTS refs_from ON refs (source)",
+             "CREATE INDEX IF NOT EXISTS sources_at ON sources (url)",
              "CREATE INDEX IF NOT EXISTS pages_at ON pages (url)")
 _REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
-              " JOIN targets t ON t.id = r.target WHERE r.source = ?")
+              " JOIN targets t ON t.id = r.target WHERE r.source IN (SELECT id FROM sources WHERE url = ?)")
 _RESULTS = (
     "SELECT t.id, t.key, t.url, t.result, t.fragments, rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
     " FROM targets t LEFT JOIN records rec ON rec.key = t.key WHERE t.done IS NOT NULL ORDER BY t.done"
@@ -120,7 +119,8 @@ class PersistentLedger(Ledger):
         self._db.executescript(_SCHEMA)
         self._closed = False
         self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
-        self._session = int(self._one("SELECT max(session) FROM sources")[0] or 0) + 1
+        self._session = int(self._one("SELECT max(coalesce((SELECT max(session) FROM sources), 0),"
+                                      " coalesce((SELECT max(session) FROM pages), 0))")[0]) + 1
         self._count = int(self._one("SELECT count(*) FROM targets")[0])
         # documents an earlier session read (to be read again: see _source() and page())
         self._resumed = self._one("SELECT EXISTS (SELECT 1 FROM sources) OR EXISTS (SELECT 1 FROM pages)")[0] == 1
@@ -133,7 +133,6 @@ class PersistentLedger(Ledger):
         self._sources_young: dict[str, int] = {}
         self._sources_old: dict[str, int] = {}
         self._skip: dict[str, Counter[tuple[Any, ...]]] = {}  # documents read again: references recorded before
-        self._added: dict[int, int] = {}  # source row id -> references recorded since the last commit
         self._pending: list[tuple[Any, ...]] = []  # reference rows not yet written
         self._anchor_ids: dict[Anchors, int] = {}  # anchor sets written lately (pages of a template share one)
         self._anchors_read: dict[int, Anchors] = {}  # and read lately
@@ -226,7 +225,6 @@ class PersistentLedger(Ledger):
         entry = self._entry(key, url)
         tid = entry >> 2
         self._pending.append((tid, fragment, sid, ref.line, ref.column, ref.element, ref.attribute, ref.text))
-        self._added[sid] = self._added.get(sid, 0) + 1
         if fragment is None:
             return
         asked = self._asked.get(tid)
@@ -432,27 +430,29 @@ class PersistentLedger(Ledger):
         young[key] = entry
 
     def _source(self, url: str) -> int:
-        """The row id of the document url (made on first sight). First met in this session when an earlier one
-        recorded references from it (a page fetched again, an input read again), the references it gives again
-        are passed over: those recorded, each as often as it was."""
+        """A row id of the document url (a row made when the cache has none). First met in this session when an
+        earlier one recorded references from it (a page fetched again, an input read again), the references it
+        gives again are passed over: those recorded, each as often as it was."""
         sid = self._sources_young.get(url)
         if sid is not None:
             return sid
         sid = self._sources_old.get(url)
         if sid is None:
             self._state.write_soon()
-            row = self._one("SELECT id, refs, session FROM sources WHERE url = ?", (url,))
-            if row is None:
-                cursor = self._db.execute("INSERT INTO sources VALUES (NULL, ?, 0, ?)", (url, self._session))
+            rows = self._db.execute("SELECT id, session FROM sources WHERE url = ?", (url,)).fetchall() \
+                if self._resumed else []  # (a first session has no index on url: it looks nothing up)
+            if any(session != self._session for _, session in rows):
+                self._db.execute("UPDATE sources SET session = ? WHERE url = ?", (self._session, url))
+                self._write_refs()
+                earlier = Counter(self._db.execute(_REFS_FROM, (url,)).fetchall())
+                if earlier:
+                    self._skip[url] = earlier
+            if rows:
+                sid = rows[-1][0]
+            else:
+                cursor = self._db.execute("INSERT INTO sources VALUES (NULL, ?, ?)", (url, self._session))
                 assert cursor.lastrowid is not None
                 sid = cursor.lastrowid
-            else:
-                sid, refs, session = row
-                if session != self._session:
-                    self._db.execute("UPDATE sources SET session = ? WHERE id = ?", (self._session, sid))
-                    if refs:
-                        self._write_refs()
-                        self._skip[url] = Counter(self._db.execute(_REFS_FROM, (sid,)).fetchall())
         young = self._sources_young
         if len(young) >= _CACHE >> 3:
             self._sources_old, self._sources_young = young, {}
@@ -588,9 +588,6 @@ class PersistentLedger(Ledger):
                 self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
             self._db.executemany(_INSERT_REF, self._pending)
             self._pending = []
-            self._db.executemany("UPDATE sources SET refs = refs + ? WHERE id = ?",
-                                 [(n, sid) for sid, n in self._added.items()])
-            self._added = {}
 
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""

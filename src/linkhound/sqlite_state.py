@@ -16,6 +16,7 @@ SCHEMA_VERSION = 3
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
+_CACHE_KIB = 32 * 1024
 
 # One row per canonical key. The queue index is partial: it holds only queued rows, so it stays the size of the
 # frontier, not of the crawl. seq orders equal depths in the order records were (re)queued, as the heap does in
@@ -436,6 +437,9 @@ def _open(path: str) -> sqlite3.Connection:
         db.execute("PRAGMA locking_mode = EXCLUSIVE")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")  # a kill loses nothing committed; only a power cut might
+        # pages kept in memory: the indexes by key (records, targets) are read at random places, and each page
+        # not held is a read from the file. A bounded cost (32 MB), however large the crawl.
+        db.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             raise UsageError(f"{path}: not a crawl state (a SQLite file of something else)")
