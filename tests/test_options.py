@@ -99,6 +99,9 @@ def test_flags_become_the_settings_they_name() -> None:
         ({"accept": 200}, "--accept: expected a string like"),
         ({"method": "post"}, "--method: must be 'head' or 'get', got 'post'"),
         ({"max_pages": 0}, "--max-pages: must be at least 1, got 0"),
+        ({"header": ["X-A b: 1"]}, "'X-A b' is not a header name"),
+        ({"header": ["X-A: a\nb"]}, "the value of 'X-A' holds a control character"),
+        ({"user_agent": "bot\r\nX: y"}, "--user-agent: holds a control character"),
     ],
 )
 def test_library_option_of_a_wrong_type_is_an_option_error(options: dict[str, object], message: str) -> None:

@@ -17,6 +17,9 @@ from .options import CRAWLING, LINKS, LOCAL, OUTPUT, REQUESTS, coerce, option, o
 from .report import FORMATS
 from .traps import MAX_PATH_VARIANTS
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP token
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a header value (a tab is)
+
 DEFAULT_ACCEPT = frozenset(range(200, 300))
 KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})  # what linkhound checks; --scheme picks among them
 _LABEL = r"[^\W_](?:[\w-]*[^\W_])?"  # letters and digits (any script), '-' and '_' inside
@@ -339,8 +342,16 @@ class Settings:
         if self.format not in FORMATS:
             raise OptionError("format", f"unknown format '{self.format}' (choose from {', '.join(FORMATS)})")
         for h in self.header:
-            if ":" not in h or not h.split(":", 1)[0].strip():
+            name, colon, value = h.partition(":")
+            if not colon or not name.strip():
                 raise OptionError("header", f"'{h.split(' ', 1)[0]} ...' must look like 'Name: value'")
+            if not _HEADER_NAME.fullmatch(name.strip()):
+                raise OptionError("header", f"'{name.strip()}' is not a header name (letters, digits, '-' and the"
+                                  " like; no spaces)")
+            if _CONTROL.search(value):
+                raise OptionError("header", f"the value of '{name.strip()}' holds a control character (a line break?)")
+        if _CONTROL.search(self.user_agent):
+            raise OptionError("user_agent", "holds a control character (a line break?)")
         c = self._compiled
         for name in ("include_crawl", "exclude_crawl", "include", "exclude", "exclude_path"):
             c[name] = _compile(name, getattr(self, name))
