@@ -17,7 +17,7 @@ import os
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 from urllib.request import pathname2url
 
 import orjson
@@ -30,6 +30,7 @@ from .ledger import Ledger, Target, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
+from .references import RefSequence
 from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
@@ -92,6 +93,7 @@ _CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per 
 _HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
+T = TypeVar("T")
 
 
 def open_crawl(
@@ -605,7 +607,7 @@ class PersistentLedger(Ledger):
         self._closed = True
 
 
-class TargetRefs(Sequence[Reference]):
+class TargetRefs(RefSequence):
     """The references to one target read from the file when gone through: all of them, those that ask for one
     fragment (only), or all but those that ask for some fragments (leave_out)."""
 
@@ -630,29 +632,21 @@ class TargetRefs(Sequence[Reference]):
                 continue
             yield Reference(*row[1:])
 
+
+class _Reread(Sequence[T]):
+    """Rows of the file, gone through again each time; indexing goes through them (rarely needed)."""
+
+    __slots__ = ()
+
     @overload
-    def __getitem__(self, i: int) -> Reference: ...
+    def __getitem__(self, i: int) -> T: ...
     @overload
-    def __getitem__(self, i: slice) -> tuple[Reference, ...]: ...
-    def __getitem__(self, i: int | slice) -> Reference | tuple[Reference, ...]:
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
         return tuple(self)[i]
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Sequence, tuple)) and not isinstance(other, str):
-            return len(other) == self._n and tuple(self) == tuple(other)
-        return NotImplemented
 
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-    def __reduce__(self) -> tuple[type[tuple[Reference, ...]], tuple[tuple[Reference, ...]]]:
-        return tuple, (tuple(self),)
-
-
-class StoredResults(Sequence[Result]):
+class StoredResults(_Reread[Result]):
     """A crawl's results, read from its file one at a time each time they are gone through."""
 
     __slots__ = ("_ledger", "_n")
@@ -673,15 +667,8 @@ class StoredResults(Sequence[Result]):
             yield result
         self._n = n
 
-    @overload
-    def __getitem__(self, i: int) -> Result: ...
-    @overload
-    def __getitem__(self, i: slice) -> tuple[Result, ...]: ...
-    def __getitem__(self, i: int | slice) -> Result | tuple[Result, ...]:
-        return tuple(self)[i]
 
-
-class StoredPages(Sequence[Page]):
+class StoredPages(_Reread[Page]):
     """The pages a crawl fetched and parsed, read from its file each time they are gone through."""
 
     __slots__ = ("_ledger",)
@@ -699,13 +686,6 @@ class StoredPages(Sequence[Page]):
     def entries(self) -> Iterator[PageEntry]:
         for url, key, _, links, followed in self._ledger._reader().execute(_PAGES):
             yield url, key, links, bool(followed)
-
-    @overload
-    def __getitem__(self, i: int) -> Page: ...
-    @overload
-    def __getitem__(self, i: slice) -> tuple[Page, ...]: ...
-    def __getitem__(self, i: int | slice) -> Page | tuple[Page, ...]:
-        return tuple(self)[i]
 
 
 def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:

@@ -119,7 +119,35 @@ class RefStore:
         return Refs(self, refs, len(refs), base)
 
 
-class Refs(Sequence[Reference]):
+class RefSequence(Sequence[Reference]):
+    """References read when gone through (equal to the tuple of them, pickled as it); indexing goes through
+    them unless a subclass knows better."""
+
+    __slots__ = ()
+
+    @overload
+    def __getitem__(self, i: int) -> Reference: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[Reference, ...]: ...
+    def __getitem__(self, i: int | slice) -> Reference | tuple[Reference, ...]:
+        return tuple(self)[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RefSequence, tuple)):
+            return len(other) == len(self) and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[type[tuple[Reference, ...]], tuple[tuple[Reference, ...]]]:
+        return tuple, (tuple(self),)  # pickled (sent to another process) as the plain tuple
+
+
+class Refs(RefSequence):
     """Some references of a store, read as Reference tuples when asked for (equal to the tuple of them). Holds
     the ids it was made with: references added to the same target later are not in it."""
 
@@ -151,17 +179,3 @@ class Refs(Sequence[Reference]):
         many, ref_ids, base = self._store.many, self._ids, self._base
         for start in range(0, self._n, _CHUNK):
             yield from many(ref_ids[start : min(start + _CHUNK, self._n)], base)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Refs, tuple)):
-            return len(other) == self._n and tuple(self) == tuple(other)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(tuple(self))
-
-    def __repr__(self) -> str:
-        return repr(tuple(self))
-
-    def __reduce__(self) -> tuple[type[tuple[Reference, ...]], tuple[tuple[Reference, ...]]]:
-        return tuple, (tuple(self),)  # pickled (sent to another process) as the plain tuple
