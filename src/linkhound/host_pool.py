@@ -129,6 +129,7 @@ class HostPool:
         """Feed one response back: 429/503 block the whole host; successes relax the backoff. pause: a spent
         rate-limit window (RateLimit-Remaining: 0) holds the host until its reset, capped like Retry-After."""
         h = self._host(host)
+        before = h.blocked_until
         if pause is not None:
             h.blocked_until = max(h.blocked_until, self._clock() + min(self._max_wait, pause))
         h.stats.latencies.append(elapsed)
@@ -143,6 +144,12 @@ class HostPool:
         elif code is not None and code < 500:
             h.stats.successes += code < 400
             h.backoff = h.backoff / 2 if h.backoff > 1.0 else 0.0
+        if h.blocked_until > before:
+            self._blocked(host, h.blocked_until - self._clock())
+
+    def _blocked(self, host: str, seconds: float) -> None:
+        """host must wait seconds from now (a 429, a 503, a spent rate-limit window): a pool shared with other
+        processes tells them."""
 
     def stats(self) -> dict[str, HostStats]:
         return {host: h.stats for host, h in sorted(self._hosts.items())}

@@ -80,15 +80,8 @@ class RedisHostPool(HostPool):
             slot = held.pop()
             self._spawn(self._give_back(host, slot))
 
-    def record(
-        self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None
-    ) -> None:
-        h = self._host(host)
-        before = h.blocked_until
-        super().record(host, code, elapsed, retry_after, pause)
-        if h.blocked_until > before:  # a 429, a 503 or a spent rate-limit window: every process waits
-            seconds = h.blocked_until - self._clock()
-            self._spawn(self._pause_all(host, seconds))
+    def _blocked(self, host: str, seconds: float) -> None:  # a 429, a 503 or a spent rate-limit window
+        self._spawn(self._pause_all(host, seconds))  # every process waits
 
     def _give_back_stale(self, host: str, now: float) -> deque[tuple[float, str]] | None:
         stock = self._stock.get(host)

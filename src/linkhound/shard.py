@@ -138,14 +138,8 @@ class ShardPool(HostPool):
         super().__init__(default, overrides, max_wait=max_wait)
         self._tell = tell
 
-    def record(
-        self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None
-    ) -> None:
-        h = self._host(host)
-        before = h.blocked_until
-        super().record(host, code, elapsed, retry_after, pause)
-        if h.blocked_until > before:
-            self._tell(host, time.time() + h.blocked_until - self._clock())
+    def _blocked(self, host: str, seconds: float) -> None:
+        self._tell(host, time.time() + seconds)
 
     def wait_until(self, host: str, until: float) -> None:
         """Another process was told to wait on host until then (time.time()): this one waits as long."""
