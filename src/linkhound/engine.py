@@ -117,7 +117,7 @@ class Engine:
         with fewer_collections(), contextlib.ExitStack() as kept:  # the report too: it makes a result per URL
             if self._journal is not None:
                 kept.callback(self._journal.close)  # after the report, which reads the state
-                await self._journal.resume(self.settings, inputs, self._sorter.files, self._state.depth)
+                await self._journal.resume(self.settings, inputs, self._sorter.files)
             try:
                 async with self._client:
                     await self._check_all(inputs)

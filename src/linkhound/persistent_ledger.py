@@ -161,8 +161,7 @@ class PersistentLedger(Ledger):
 
     # -- resuming --------------------------------------------------------------------------------------
 
-    async def resume(self, settings: Settings, inputs: list[Input], files: LocalFiles,
-                     depth_of: Callable[[str], int | None]) -> None:
+    async def resume(self, settings: Settings, inputs: list[Input], files: LocalFiles) -> None:
         """Before the run: refuse another crawl's state, requeue what was done but never recorded (claims
         cancelled by a stop, and with --rerun-failed what failed), and show the results restored so far."""
         crawl = fingerprint(settings, inputs)
@@ -358,9 +357,6 @@ class PersistentLedger(Ledger):
             self._settle_loops()
         results = StoredResults(self)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
-
-    def report_pages(self) -> StoredPages:
-        return self.pages
 
     def _settle_loops(self) -> None:
         """Redirects still waiting for the result of their end when the run is over go round in a circle
