@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from aiohttp import web
 
 import linkhound
 from linkhound import OptionError, Report, Result, Status
+from linkhound.cache import CachePolicy, ResultCache
 from linkhound.settings import parse_age
 from server import Site, html
 from test_cli import ENV
@@ -217,6 +219,34 @@ async def test_two_runs_share_one_cache_file_at_once(site: Site, tmp_path: Path)
     with contextlib.closing(sqlite3.connect(cache)) as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert db.execute("SELECT count(*) FROM results").fetchone() == (3000,)
+
+
+def test_a_run_waits_for_another_that_is_making_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The other run holds a new file's write lock while it is still in the rollback journal: SQLite answers
+    "database is locked" at once there (no busy wait), so the cache must wait and try again, not give up."""
+    path = tmp_path / "cache.sqlite"
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("CREATE TABLE making (x)")
+    released = threading.Event()
+
+    def release() -> None:
+        other.execute("ROLLBACK")
+        other.close()
+        released.set()
+
+    timer = threading.Timer(0.3, release)
+    timer.start()
+    try:
+        cache = ResultCache(str(path), CachePolicy(max_age=60))
+    finally:
+        timer.join()
+    assert released.is_set()
+    assert capsys.readouterr().err == ""
+    cache.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert {name for (name,) in db.execute("SELECT name FROM sqlite_master")} >= {"meta", "results"}
 
 
 async def _ok() -> web.StreamResponse:

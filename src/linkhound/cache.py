@@ -205,9 +205,26 @@ class _Unusable(Exception):
 
 
 def _open(path: str) -> sqlite3.Connection:
+    """Open the cache, waiting for another run that holds the file. SQLite's busy timeout covers most of that
+    wait, but not all: a run that finds a new file still in the rollback journal, while the other run is
+    making it, is told "database is locked" at once (switching to WAL would need a lock the other run waits
+    for too), so the whole opening is tried again until the timeout."""
     directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
+    deadline = time.monotonic() + _BUSY_TIMEOUT
+    pause = 0.005
+    while True:
+        try:
+            return _open_once(path)
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.25)
+
+
+def _open_once(path: str) -> sqlite3.Connection:
     db = sqlite3.connect(path, timeout=_BUSY_TIMEOUT, isolation_level=None)
     try:
         if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
