@@ -6,10 +6,10 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from .inputs import INPUT_SOURCE, Input
+from .ledger import reference
 from .links import LinkRules
 from .local_files import LocalFiles
 from .settings import Settings
-from .sorter import reference
 from .triage import Route, triage
 from .types import Reference
 from .urls import Scope

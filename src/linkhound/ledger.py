@@ -10,9 +10,17 @@ from .fragments import Anchors
 from .references import Ids, Refs, RefStore, ids
 from .status import Status
 from .summary import Report, summarize
-from .types import Page, Reference, Result
+from .types import Page, RawLink, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
+
+
+def reference(source: str, raw: RawLink) -> Reference:
+    # element and attribute are a handful of strings: interned, each is stored once. The text is not: the
+    # reference store keeps each distinct text once already, and interning every one (a crawl has hundreds of
+    # thousands) would grow the interpreter's table of interned strings by as much again.
+    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), raw.text)
+
 _NONE: dict[str, Any] = {}  # a target's broken fragments until their first entry: never written to
 _FEW = 4  # fragments a target keeps as a flat tuple (a dict costs 200 bytes; most targets have 1 to 3)
 FragmentRefs = tuple["str | Ids | int", ...]  # (fragment, refs, fragment, refs, ...)
@@ -94,6 +102,10 @@ class Ledger:
         the target's anchors are known."""
         target = self._target(key, url)
         self._refer(target, self.references.add_ref(ref, target.url), fragment)
+
+    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
+        """refer() a link found in source (a ledger may take it without making a Reference)."""
+        self.refer(key, url, reference(source, raw), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
         """refer(), with the reference already in the store (added with the target's url as its base)."""

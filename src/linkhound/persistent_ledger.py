@@ -26,7 +26,7 @@ from .crawl_state import Limits
 from .exceptions import UsageError
 from .fragments import Anchors
 from .inputs import Input
-from .ledger import Ledger, Target, with_refs
+from .ledger import Ledger, Target, reference, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
@@ -35,7 +35,7 @@ from .settings import Settings
 from .sqlite_state import SqliteState
 from .status import Status
 from .summary import Report, summarize
-from .types import Event, Page, Reference, Result
+from .types import Event, Page, RawLink, Reference, Result
 
 STATE_FILE = "crawl.sqlite"
 # A target is one row: its result (JSON, NULL until it has one, its url NULL where it is the target's), the
@@ -47,6 +47,9 @@ STATE_FILE = "crawl.sqlite"
 # random place in it), so it is made when first needed (by the report, or all along when results are streamed
 # with their references), in one sorted pass. So are those that only a resumed session reads (references and
 # pages by the document they come from: what a document read again gave before).
+# A reference's element and attribute are a pair id (pairs: a handful of rows), and its text, where the target's
+# key ends with it (a link written as the URL or its path, nearly always), is the length of that end: fewer
+# bytes per row, the most numerous rows of the file.
 # The records table is the crawl state's (sqlite_state.py): the report reads each URL's depth from it.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -58,8 +61,9 @@ CREATE TABLE IF NOT EXISTS anchor_sets (id INTEGER PRIMARY KEY, names BLOB NOT N
 CREATE TABLE IF NOT EXISTS sources (id INTEGER PRIMARY KEY, url TEXT NOT NULL, session INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refs (
     id INTEGER PRIMARY KEY, target INTEGER NOT NULL, fragment TEXT, source INTEGER NOT NULL, line INTEGER NOT NULL,
-    col INTEGER NOT NULL, element TEXT NOT NULL, attribute TEXT NOT NULL, text TEXT NOT NULL
+    col INTEGER NOT NULL, pair INTEGER NOT NULL, text NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pairs (id INTEGER PRIMARY KEY, element TEXT NOT NULL, attribute TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS asked (target INTEGER NOT NULL, fragment TEXT NOT NULL, PRIMARY KEY (target, fragment))
     WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS broken (
@@ -72,15 +76,14 @@ CREATE TABLE IF NOT EXISTS pages (
     session INTEGER NOT NULL
 );
 """
-_INSERT_REF = ("INSERT INTO refs (target, fragment, source, line, col, element, attribute, text)"
-               " VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-_REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
+_INSERT_REF = "INSERT INTO refs (target, fragment, source, line, col, pair, text) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.pair, r.text FROM refs r"
          " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
 _INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
 _RESUMING = ("CREATE INDEX IF NOT EXISTS refs_from ON refs (source)",
              "CREATE INDEX IF NOT EXISTS sources_at ON sources (url)",
              "CREATE INDEX IF NOT EXISTS pages_at ON pages (url)")
-_REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.element, r.attribute, r.text FROM refs r"
+_REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.pair, r.text FROM refs r"
               " JOIN targets t ON t.id = r.target WHERE r.source IN (SELECT id FROM sources WHERE url = ?)")
 _RESULTS = (
     "SELECT t.id, t.key, t.url, t.result, t.fragments, rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
@@ -134,8 +137,12 @@ class PersistentLedger(Ledger):
         self._old: dict[str, int] = {}
         self._sources_young: dict[str, int] = {}
         self._sources_old: dict[str, int] = {}
+        self._last_source, self._last_sid = "", 0  # the document _source() was last asked for
         self._skip: dict[str, Counter[tuple[Any, ...]]] = {}  # documents read again: references recorded before
         self._pending: list[tuple[Any, ...]] = []  # reference rows not yet written
+        self._pair_names = [(e, a) for _, e, a in self._db.execute("SELECT id, element, attribute FROM pairs"
+                                                                    " ORDER BY id")]
+        self._pairs = {pair: i for i, pair in enumerate(self._pair_names)}  # (element, attribute) -> its id
         self._anchor_ids: dict[Anchors, int] = {}  # anchor sets written lately (pages of a template share one)
         self._anchors_read: dict[int, Anchors] = {}  # and read lately
         self._loaders: dict[int, Callable[[], Anchors | None]] = {}  # local files: anchors read on first need
@@ -225,7 +232,12 @@ class PersistentLedger(Ledger):
                 return
         entry = self._entry(key, url)
         tid = entry >> 2
-        self._pending.append((tid, fragment, sid, ref.line, ref.column, ref.element, ref.attribute, ref.text))
+        text = ref.text
+        pair = self._pairs.get((ref.element, ref.attribute))
+        if pair is None:
+            pair = self._pair(ref.element, ref.attribute)
+        self._pending.append((tid, fragment, sid, ref.line, ref.column, pair,
+                              len(text) if text and key.endswith(text) else text))
         if fragment is None:
             return
         asked = self._asked.get(tid)
@@ -239,6 +251,23 @@ class PersistentLedger(Ledger):
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
             self._check_stored_fragment(tid, fragment, self._fragment_context(tid))
+
+    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
+        # the common case, a link asking for no fragment in a document read the first time, in one step: no
+        # Reference made, the target's cached entry read once
+        sid = self._source(source)
+        if fragment is not None or (self._skip and source in self._skip):
+            self.refer(key, url, reference(source, raw), fragment)
+            return
+        entry = self._young.get(key)
+        if entry is None:
+            entry = self._entry(key, url)
+        text = raw.text
+        pair = self._pairs.get((raw.element, raw.attribute))
+        if pair is None:
+            pair = self._pair(raw.element, raw.attribute)
+        self._pending.append((entry >> 2, None, sid, raw.line, raw.column, pair,
+                              len(text) if text and key.endswith(text) else text))
 
     def has_result(self, key: str) -> bool:
         entry = self._find(key)
@@ -379,16 +408,17 @@ class PersistentLedger(Ledger):
             depth = r.depth if depth is None else depth
             if not fragments or not r.status.is_ok:
                 if n:
-                    yield with_refs(r, TargetRefs(self, tid, n), depth)
+                    yield with_refs(r, TargetRefs(self, tid, n, key=key), depth)
                 continue
             broken = db.execute("SELECT b.fragment, b.result, (SELECT count(*) FROM refs WHERE target = b.target"
                                 " AND fragment = b.fragment) FROM broken b WHERE b.target = ? ORDER BY b.fragment",
                                 (tid,)).fetchall()
             left_out = tuple(f for f, _, _ in broken)
             rest = n - sum(m for _, _, m in broken)
-            yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out), depth)
+            yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out, key=key), depth)
             for fragment, result, m in broken:
-                yield with_refs(_load(result, f"{url}#{fragment}"), TargetRefs(self, tid, m, only=fragment), depth)
+                refs = TargetRefs(self, tid, m, only=fragment, key=key)
+                yield with_refs(_load(result, f"{url}#{fragment}"), refs, depth)
 
     # -- the file ----------------------------------------------------------------------------------------
 
@@ -431,8 +461,11 @@ class PersistentLedger(Ledger):
         """A row id of the document url (a row made when the cache has none). First met in this session when an
         earlier one recorded references from it (a page fetched again, an input read again), the references it
         gives again are passed over: those recorded, each as often as it was."""
+        if url is self._last_source:  # (a document's links come together)
+            return self._last_sid
         sid = self._sources_young.get(url)
         if sid is not None:
+            self._last_source, self._last_sid = url, sid
             return sid
         sid = self._sources_old.get(url)
         if sid is None:
@@ -442,7 +475,9 @@ class PersistentLedger(Ledger):
             if any(session != self._session for _, session in rows):
                 self._db.execute("UPDATE sources SET session = ? WHERE url = ?", (self._session, url))
                 self._write_refs()
-                earlier = Counter(self._db.execute(_REFS_FROM, (url,)).fetchall())
+                names = self._pair_names
+                earlier = Counter((key, fragment, line, col, *names[pair], key[-text:] if type(text) is int else text)
+                                  for key, fragment, line, col, pair, text in self._db.execute(_REFS_FROM, (url,)))
                 if earlier:
                     self._skip[url] = earlier
             if rows:
@@ -455,6 +490,7 @@ class PersistentLedger(Ledger):
         if len(young) >= _CACHE >> 3:
             self._sources_old, self._sources_young = young, {}
         self._sources_young[url] = sid
+        self._last_source, self._last_sid = url, sid
         return sid
 
     def _anchor_id(self, anchors: Anchors) -> int:
@@ -548,7 +584,27 @@ class PersistentLedger(Ledger):
 
     def _refs_of(self, tid: int) -> list[Reference]:
         self._index()
-        return [Reference(*row[1:]) for row in self._reader().execute(_REFS, (tid,))]
+        return [ref for _, ref in self._read_refs(tid)]
+
+    def _read_refs(self, tid: int, key: str | None = None) -> Iterator[tuple[str | None, Reference]]:
+        """tid's references in the order they were recorded, each with the fragment it asks for."""
+        names = self._pair_names
+        for fragment, source, line, col, pair, text in self._reader().execute(_REFS, (tid,)):
+            if type(text) is int:  # the end of the target's key
+                if key is None:
+                    key = str(self._one("SELECT key FROM targets WHERE id = ?", (tid,))[0])
+                text = key[-text:]
+            element, attribute = names[pair]
+            yield fragment, Reference(source, line, col, element, attribute, text)
+
+    def _pair(self, element: str, attribute: str) -> int:
+        """The id of a pair of element and attribute not met before (a row made)."""
+        pair = len(self._pair_names)
+        self._state.write_soon()
+        self._db.execute("INSERT INTO pairs VALUES (?, ?, ?)", (pair, element, attribute))
+        self._pair_names.append((element, attribute))
+        self._pairs[(element, attribute)] = pair
+        return pair
 
     def _count_refs(self, tid: int, fragment: str) -> int:
         return int(self._one("SELECT count(*) FROM refs WHERE target = ? AND fragment = ?", (tid, fragment))[0])
@@ -607,12 +663,13 @@ class TargetRefs(RefSequence):
     """The references to one target read from the file when gone through: all of them, those that ask for one
     fragment (only), or all but those that ask for some fragments (leave_out)."""
 
-    __slots__ = ("_ledger", "_tid", "_n", "_only", "_leave_out")
+    __slots__ = ("_ledger", "_tid", "_n", "_only", "_leave_out", "_key")
 
     def __init__(self, ledger: PersistentLedger, tid: int, n: int, only: str | None = None,
-                 leave_out: tuple[str, ...] = ()) -> None:
+                 leave_out: tuple[str, ...] = (), key: str | None = None) -> None:
         self._ledger = ledger
         self._tid = tid
+        self._key = key  # the target's (read when needed, if not given)
         self._n = n
         self._only = only
         self._leave_out = leave_out
@@ -622,11 +679,10 @@ class TargetRefs(RefSequence):
 
     def __iter__(self) -> Iterator[Reference]:
         only, leave_out = self._only, self._leave_out
-        for row in self._ledger._reader().execute(_REFS, (self._tid,)):
-            fragment = row[0]
+        for fragment, ref in self._ledger._read_refs(self._tid, self._key):
             if only is not None and fragment != only or fragment is not None and fragment in leave_out:
                 continue
-            yield Reference(*row[1:])
+            yield ref
 
 
 class _Reread(Sequence[T]):

@@ -13,9 +13,8 @@ from typing import NamedTuple
 from .client import HttpClient
 from .extract import extract_sitemap, robots_sitemaps
 from .host_pool import HostPool
-from .ledger import Ledger
+from .ledger import Ledger, reference
 from .links import LinkRules, Resolved
-from .sorter import reference
 from .summary import SitemapDrift
 from .types import RawLink, Result
 from .urls import Scope, canonical_key, host_of, origin_of

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from sys import intern
 
 from .crawl_state import Found
-from .ledger import Ledger
+from .ledger import Ledger, reference
 from .links import LinkRules, Resolved
 from .local import check_mailto
 from .local_files import LocalFiles
@@ -23,13 +23,6 @@ _NEVER = 1 << 30  # a depth no link has
 _GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
 _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
-
-
-def reference(source: str, raw: RawLink) -> Reference:
-    # element and attribute are a handful of strings: interned, each is stored once. The text is not: the
-    # reference store keeps each distinct text once already, and interning every one (a crawl has hundreds of
-    # thousands) would grow the interpreter's table of interned strings by as much again.
-    return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), raw.text)
 
 
 class LinkSorter:
@@ -70,7 +63,7 @@ class LinkSorter:
         self.known = known = []
         if self._bounded and len(self._http) >= _GENERATION:
             self._old, self._http = self._http, {}
-        http, old, refer, targets = self._http, self._old, self._ledger.refer, self._ledger.plain_targets()
+        http, old, refer, targets = self._http, self._old, self._ledger.refer_link, self._ledger.plain_targets()
         add = self._ledger.references.add_raw
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = targets is not None and sitemap is None
@@ -85,7 +78,6 @@ class LinkSorter:
                         target.refs.append(add(source, raw, target.url))
                         known.append(resolved[1])
                         continue
-            ref = reference(source, raw)
             entry = http.get(resolved[1]) if resolved is not None else None
             if entry is None and old and resolved is not None:
                 entry = old.pop(resolved[1], None)
@@ -95,7 +87,7 @@ class LinkSorter:
                 # or made an http target
                 route = self._route(resolved, from_network)
                 if resolved is None or route.route is not Route.HTTP:
-                    self._decide(raw, resolved, route, ref, fragments, local)
+                    self._decide(raw, resolved, route, reference(source, raw), fragments, local)
                     continue
                 entry = http[resolved[1]]
             assert resolved is not None
@@ -107,12 +99,12 @@ class LinkSorter:
             if fragment is None:
                 target = targets.get(key) if targets is not None else None
                 if target is None:
-                    refer(key, resolved[0], ref)
+                    refer(key, resolved[0], source, raw)
                 else:
                     target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
                 told = crawl | seed << 2
             else:
-                refer(key, resolved[0], ref, fragment)
+                refer(key, resolved[0], source, raw, fragment)
                 told = crawl | 2 | seed << 2
             if depth >= entry >> 4 and told << 1 | entry == entry:
                 known.append(key)  # nothing new for the state: only the edge

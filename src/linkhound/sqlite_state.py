@@ -12,7 +12,7 @@ import orjson
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record, wanted
 from .exceptions import UsageError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
