@@ -127,6 +127,7 @@ class PersistentLedger(Ledger):
         self._session = int(self._one("SELECT max(coalesce((SELECT max(session) FROM sources), 0),"
                                       " coalesce((SELECT max(session) FROM pages), 0))")[0]) + 1
         self._count = int(self._one("SELECT count(*) FROM targets")[0])
+        self._complete = self._count == 0  # every target row is in the cache: a key it lacks has none
         # documents an earlier session read (to be read again: see _source() and page())
         self._resumed = self._one("SELECT EXISTS (SELECT 1 FROM sources) OR EXISTS (SELECT 1 FROM pages)")[0] == 1
         for index in _RESUMING:
@@ -159,6 +160,8 @@ class PersistentLedger(Ledger):
         self._db.execute(_INDEX if self._indexed else "DROP INDEX IF EXISTS refs_of")
         self._asked: dict[int, set[str]] = {}  # fragments asked for since the last write, by target
         self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
+        # what _fragment_context() read lately, by target (dropped when its result changes)
+        self._contexts: dict[int, tuple[str, Result, Anchors | None] | None] = {}
         self.pages = StoredPages(self)
         self.notes_source: Callable[[], Notes] | None = None  # the run's caps and warnings, saved at each commit
         state.before_commit(self._write)
@@ -250,7 +253,14 @@ class PersistentLedger(Ledger):
             self._db.execute("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
-            self._check_stored_fragment(tid, fragment, self._fragment_context(tid))
+            if tid in self._contexts:  # (a page's fragments are asked for from many pages: read once for a while)
+                context = self._contexts[tid]
+            else:
+                context = self._fragment_context(tid)
+                if len(self._contexts) >= 1024:
+                    self._contexts.clear()
+                self._contexts[tid] = context
+            self._check_stored_fragment(tid, fragment, context)
 
     def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
         # the common case, a link asking for no fragment in a document read the first time, in one step: no
@@ -302,6 +312,7 @@ class PersistentLedger(Ledger):
         entry = self._entry(key, result.url)
         tid = entry >> 2
         first = not entry & _HAS_RESULT
+        self._contexts.pop(tid, None)
         aid = self._anchor_id(anchors) if anchors is not None else None
         self._state.write_soon()
         if first:
@@ -329,6 +340,7 @@ class PersistentLedger(Ledger):
             if entry is None:
                 continue
             tid = entry >> 2
+            self._contexts.pop(tid, None)
             self._db.execute("UPDATE targets SET result = NULL, anchors = NULL, done = NULL WHERE id = ?", (tid,))
             self._db.execute("DELETE FROM broken WHERE target = ?", (tid,))
             self._keep(key, entry & ~_HAS_RESULT)
@@ -427,6 +439,8 @@ class PersistentLedger(Ledger):
         if entry is None:
             entry = self._old.get(key)
             if entry is None:
+                if self._complete:
+                    return None
                 row = self._one("SELECT id, result IS NOT NULL, fragments FROM targets WHERE key = ?", (key,))
                 if row is None:
                     return None
@@ -453,6 +467,7 @@ class PersistentLedger(Ledger):
     def _keep(self, key: str, entry: int) -> None:
         young = self._young
         if len(young) >= _CACHE and key not in young:
+            self._complete = self._complete and not self._old  # (the old generation's keys are forgotten)
             self._old, self._young = young, {}
             young = self._young
         young[key] = entry

@@ -66,7 +66,7 @@ class LinkSorter:
         http, old, refer, targets = self._http, self._old, self._ledger.refer_link, self._ledger.plain_targets()
         add = self._ledger.references.add_raw
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
-        plain = targets is not None and sitemap is None
+        plain = sitemap is None
         for raw, resolved in links:
             if plain and resolved is not None and (resolved[2] is None or not fragments):
                 entry = http.get(resolved[1])
@@ -74,8 +74,11 @@ class LinkSorter:
                 if entry is not None and depth >= entry >> 4:
                     told = (follow and entry & 1 == 1 and not raw.nofollow) | seed << 2
                     if told << 1 | entry == entry:
-                        target = targets[resolved[1]]  # type: ignore[index]
-                        target.refs.append(add(source, raw, target.url))
+                        if targets is None:
+                            refer(resolved[1], resolved[0], source, raw)
+                        else:
+                            seen = targets[resolved[1]]
+                            seen.refs.append(add(source, raw, seen.url))
                         known.append(resolved[1])
                         continue
             entry = http.get(resolved[1]) if resolved is not None else None
