@@ -20,6 +20,7 @@ from linkhound.api import _inputs
 from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
 from linkhound.shard_run import ShardedRun
+from linkhound.urls import canonical_key
 from server import Site, SiteFactory, html
 
 
@@ -203,3 +204,23 @@ async def test_jobs_on_the_command_line_report_as_one_process(tmp_path: Path, si
         report["results"].sort(key=lambda r: r["url"])
         outs.append(report)
     assert outs[0] == outs[1]
+
+
+async def test_jobs_warnings_count_every_process_pages(tmp_path: Path, site: Site) -> None:
+    """Pages cut at --max-body-size by any process are in the report's warning, as in one process."""
+    filler = "<p>" + "words " * 2000 + "</p>"
+    lines = []
+    for i in range(24):
+        site.page(f"/big{i}", html(title=f"big {i}", extra=f'<h2 id="top">top</h2>{filler}'))
+        lines.append(site.url(f"/big{i}#top"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    options = dict(check_fragments=True, max_body_size=4096)
+
+    two = await linkhound.check([str(urls)], jobs=2, **options)
+    one = await linkhound.check([str(urls)], jobs=1, **options)
+    cut = [w for w in one.summary.warnings if "--max-body-size" in w]
+    assert len(cut) == 1 and "(and 21 more)" in cut[0]
+    assert [w for w in two.summary.warnings if "--max-body-size" in w and "(and 21 more)" in w]
+    assert len(two.summary.warnings) == len(one.summary.warnings)
+    assert {Shard(0, 2).owns(canonical_key(u.split("#")[0])) for u in lines} == {True, False}  # (both had some)

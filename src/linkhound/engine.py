@@ -25,7 +25,7 @@ from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
 from .memory_state import MemoryState
-from .notes import Notes
+from .notes import Notes, NotesPart
 from .page_log import PageEntry, PageLog
 from .page_parser import PageParser
 from .redirects import Redirects
@@ -93,6 +93,8 @@ class Engine:
         self._guard = TrapGuard(s.max_path_variants)
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()
+        self._more_caps: set[str] = set()  # those other processes of the run noted (--jobs)
+        self._more_warnings: list[str] = []
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
@@ -342,11 +344,27 @@ class Engine:
         pages = [Crawled(url, ledger.result_of(canonical_key(url))) for url in crawled]
         return self._drift.report(pages, ledger.result_of, self._sorter.scope)
 
+    def notes_part(self) -> NotesPart:
+        """What this process noted for the report (--jobs: another process writes it)."""
+        cut, partly = self._notes.part()
+        return sorted(self._caps()), self._fetcher.warnings(), cut, partly
+
+    def add_notes(self, part: NotesPart) -> None:
+        """What another process of the run noted (--jobs): in this one's report."""
+        caps, fetch_warnings, cut, partly = part
+        self._more_caps.update(caps)
+        self._more_warnings += fetch_warnings
+        self._notes.merge(cut, partly)
+
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""
-        caps = self._sorter.caps | {f"trap suspected: {p}" for p in self._guard.suspected}
-        warnings = list(self._notes.warnings(self._fetcher.warnings(), self._state.refetched))
+        caps = self._caps() | self._more_caps
+        fetch_warnings = list(dict.fromkeys(self._fetcher.warnings() + self._more_warnings))  # (each once)
+        warnings = list(self._notes.warnings(fetch_warnings, self._state.refetched))
         return (caps, warnings) if self._journal is None else self._journal.notes(caps, warnings)
+
+    def _caps(self) -> set[str]:
+        return self._sorter.caps | {f"trap suspected: {p}" for p in self._guard.suspected}
 
     def _spawn(self, coro: object) -> None:
         task = asyncio.ensure_future(coro)  # type: ignore[call-overload]

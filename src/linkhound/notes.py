@@ -7,6 +7,9 @@ from .checker import BODY_CUT
 from .fetcher import Fetched
 
 _SHOWN = 10  # pages named per kind of warning; the rest are counted
+# What one process of a run (--jobs) noted, for the one that writes the report: caps, warnings of the fetches
+# (robots.txt, soft 404s), pages cut at the body cap, pages not fully parsed
+NotesPart = tuple[list[str], list[str], list[str], list[str]]
 
 
 class Notes:
@@ -21,6 +24,15 @@ class Notes:
             self._cut.append(url)
         if fetched.page.warning:  # pathological markup, read tag by tag without a tree
             self._partly.append(f"{url}: {fetched.page.warning}")
+
+    def part(self) -> tuple[list[str], list[str]]:
+        """The pages noted here, for the process that writes the report (--jobs)."""
+        return self._cut, self._partly
+
+    def merge(self, cut: list[str], partly: list[str]) -> None:
+        """Pages another process of the run noted."""
+        self._cut += cut
+        self._partly += partly
 
     def warnings(self, robots: list[str], refetched: int) -> tuple[str, ...]:
         out = [*robots, *self._partly[:_SHOWN]]

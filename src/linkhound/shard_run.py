@@ -155,6 +155,8 @@ class ShardedRun(Run):
                     ended = True
                     if self._state is not None:
                         self._state.others_refetched += record[1]
+                    if record[2] is not None:
+                        self._engine.add_notes(record[2])
         code = await proc.wait()
         if not ended and not self._stopped:  # (stopped: what it sent is reported, as interrupted)
             raise LinkhoundError(f"a --jobs process ended before its work was done (exit status {code})")

@@ -4,7 +4,8 @@ To a shard's process (stdin): its settings, pickled behind their length, then ea
 Found arrays (it keeps those of its shard); {"w": [host, until]}: a host asked another process to wait until
 then (time.time()); {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result,
 anchors] (key checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is
-key's), ["w", host, until] (a host asked this process to wait), and last ["e", refetched] (the end)."""
+key's), ["w", host, until] (a host asked this process to wait), and last ["e", refetched, notes] (the end, with
+what the process noted for the report's warnings: a notes.NotesPart)."""
 
 from __future__ import annotations
 

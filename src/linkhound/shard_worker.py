@@ -18,6 +18,7 @@ from .engine import Engine
 from .fragments import Anchors
 from .ledger import Ledger
 from .loop import run
+from .notes import NotesPart
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
@@ -50,6 +51,7 @@ class ForwardingLedger(Ledger):
         self._write = write
         self._batch: list[Record] = []
         self.state: ShardState | None = None
+        self.notes: Callable[[], NotesPart] | None = None  # what the process noted, sent with the end
         self._flush_soon = False
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -89,7 +91,7 @@ class ForwardingLedger(Ledger):
         not loops, and the process that writes the report settles them)."""
         self.flush()
         refetched = self.state.own_refetched if self.state is not None else 0
-        self._write(encode([[END, refetched]]))
+        self._write(encode([[END, refetched, self.notes() if self.notes is not None else None]]))
         return Report((), summarize((), 0, elapsed, interrupted, caps, warnings))
 
 
@@ -136,6 +138,7 @@ async def _check(shard: Shard, settings: Settings) -> None:
 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
                     feed=feed)
+    ledger.notes = engine.notes_part
     await engine.run([])
 
 
