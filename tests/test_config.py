@@ -185,6 +185,15 @@ def test_missing_environment_variable_is_an_error_naming_it(tmp_path: Path) -> N
     assert 'hosts.toml: hosts."a.test".headers.X-Key: environment variable LINKHOUND_TEST_KEY is not set' in err
 
 
+def test_bad_host_header_is_a_usage_error_naming_host_and_header(tmp_path: Path) -> None:
+    (tmp_path / "hosts.toml").write_text('[hosts."a.test"]\nheaders = { "X-Key" = "one\\ntwo" }\n')
+    err = one_line_error(run("--no-config", "--host-config", "hosts.toml", "x.md", cwd=tmp_path))
+    assert 'hosts.toml: hosts."a.test".headers: the value of \'X-Key\' holds a control character' in err
+    (tmp_path / "hosts.toml").write_text('[hosts."a.test"]\nheaders = { "X Key" = "v" }\n')
+    err = one_line_error(run("--no-config", "--host-config", "hosts.toml", "x.md", cwd=tmp_path))
+    assert 'hosts.toml: hosts."a.test".headers: \'X Key\' is not a header name' in err
+
+
 async def test_secrets_from_environment_are_sent_but_never_shown(site: Site, tmp_path: Path) -> None:
     secret = "s3cr3t-value-42"
     env = {"LINKHOUND_TEST_TOKEN": secret, "LINKHOUND_TEST_PASSWORD": "pw-" + secret}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,19 @@ class HostSettings:
         )
 
 
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP token
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a header value (a tab is)
+
+
+def header_problem(name: str, value: str) -> str | None:
+    """What is wrong with a request header, if anything (sent as it is, it would fail every request)."""
+    if not _HEADER_NAME.fullmatch(name):
+        return f"'{name}' is not a header name (letters, digits, '-' and the like; no spaces)"
+    if _CONTROL.search(value):
+        return f"the value of '{name}' holds a control character (a line break?)"
+    return None
+
+
 def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]:
     """Validate a {host: {concurrency, rate, burst, headers}} table; errors name the host, key and file."""
     if not isinstance(table, Mapping):
@@ -50,6 +64,9 @@ def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]
         headers = spec.get("headers", {})
         if not isinstance(headers, Mapping) or not all(isinstance(v, str) for v in headers.values()):
             raise UsageError(f"{at}: headers must be a table of strings")
+        for name, value in headers.items():
+            if (problem := header_problem(name, value)) is not None:
+                raise UsageError(f"{at}.headers: {problem}")
         out[host.lower()] = HostSettings(concurrency, rate, burst, dict(headers))
     return out
 

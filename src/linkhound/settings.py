@@ -12,13 +12,10 @@ from urllib.parse import urlsplit
 
 from .exceptions import OptionError
 from .filters import AddressFilter
-from .hosts import load_host_config, parse_hosts
+from .hosts import header_problem, load_host_config, parse_hosts
 from .options import CRAWLING, LINKS, LOCAL, OUTPUT, REQUESTS, coerce, option, option_fields, reference
 from .report import FORMATS
 from .traps import MAX_PATH_VARIANTS
-
-_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # an HTTP token
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # not allowed in a header value (a tab is)
 
 DEFAULT_ACCEPT = frozenset(range(200, 300))
 KNOWN_SCHEMES = frozenset({"http", "https", "file", "mailto"})  # what linkhound checks; --scheme picks among them
@@ -345,12 +342,9 @@ class Settings:
             name, colon, value = h.partition(":")
             if not colon or not name.strip():
                 raise OptionError("header", f"'{h.split(' ', 1)[0]} ...' must look like 'Name: value'")
-            if not _HEADER_NAME.fullmatch(name.strip()):
-                raise OptionError("header", f"'{name.strip()}' is not a header name (letters, digits, '-' and the"
-                                  " like; no spaces)")
-            if _CONTROL.search(value):
-                raise OptionError("header", f"the value of '{name.strip()}' holds a control character (a line break?)")
-        if _CONTROL.search(self.user_agent):
+            if (problem := header_problem(name.strip(), value)) is not None:
+                raise OptionError("header", problem)
+        if header_problem("User-Agent", self.user_agent) is not None:
             raise OptionError("user_agent", "holds a control character (a line break?)")
         c = self._compiled
         for name in ("include_crawl", "exclude_crawl", "include", "exclude", "exclude_path"):
