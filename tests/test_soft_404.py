@@ -176,3 +176,21 @@ async def test_a_page_first_met_as_a_leaf_gets_the_same_verdict(site: Site, tmp_
     assert verdicts == {site.url("/"): Status.OK, site.url("/install"): Status.OK, site.url("/contact"): Status.OK,
                         site.url("/gone"): Status.SOFT_404}
     assert len(probes(site)) == 2
+
+
+async def test_probes_take_their_tokens_of_the_host_rate(site: Site) -> None:
+    """The probes of unknown paths are requests like any other: within the host's --host-rate."""
+    soft_404_site(site)
+    paths = [f"/p{i}" for i in range(4)]
+    for p in paths:
+        site.page(p, layout(f"<h1>Page {p}</h1><p>Its own words about {p}, enough of them to be a page.</p>"))
+    site.page("/", layout(" ".join(f'<a href="{p}">{p}</a>' for p in paths)))
+    report = await linkhound.check([site.url("/")], recursive=True, soft_404=True, max_retries=0, robots=False,
+                                   host_rate=10.0, host_burst=1)
+    assert len(probes(site)) == 2 and not [r for r in report.results if r.status is Status.SOFT_404]
+    times = sorted(r.at for r in site.requests)
+    t0 = times[0]
+    # every request, probes included, at 10/s with a bucket of 1: request k not before k / 10 s (50 ms of slack
+    # for arrival jitter on a loaded machine)
+    for k, t in enumerate(times):
+        assert t - t0 >= k / 10.0 - 0.05, (k, t - t0, [r.path for r in sorted(site.requests, key=lambda r: r.at)])

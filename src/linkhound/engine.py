@@ -82,7 +82,7 @@ class Engine:
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
         robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        soft = SoftNotFound(checker) if s.soft_404 else None
+        soft = SoftNotFound(checker, self._pool) if s.soft_404 else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
         window = s.tls_window
         self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure,

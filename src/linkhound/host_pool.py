@@ -108,17 +108,26 @@ class HostPool:
 
     def _admit(self, host: str, h: HostState, now: float) -> float:
         """The host may take one more request as far as its own state says: its token, if a rate is set."""
-        rate = h.limits.rate
-        if rate is not None:
-            h.tokens = min(float(h.limits.burst), h.tokens + (now - h.refilled) * rate)
-            h.refilled = now
-            if h.tokens < 1.0:
-                h.stats.waits += 1
-                return (1.0 - h.tokens) / rate
-            h.tokens -= 1.0
+        wait = _take_token(h, now)
+        if wait:
+            return wait
         h.active += 1
         h.stats.requests += 1
         return 0.0
+
+    def try_token(self, host: str) -> float:
+        """One more request within a slot already held (a probe made while a page of host is checked): 0.0
+        when it may go now (its token taken, if the host has a rate), else the seconds to wait first. In a
+        distributed run the token is this process's, not the shared budget's."""
+        h = self._host(host)
+        now = self._clock()
+        if h.blocked_until > now:
+            h.stats.waits += 1
+            return h.blocked_until - now
+        wait = _take_token(h, now)
+        if not wait:
+            h.stats.requests += 1
+        return wait
 
     def release(self, host: str) -> None:
         self._host(host).active -= 1
@@ -153,3 +162,16 @@ class HostPool:
 
     def stats(self) -> dict[str, HostStats]:
         return {host: h.stats for host, h in sorted(self._hosts.items())}
+
+
+def _take_token(h: HostState, now: float) -> float:
+    """0.0 when h may send a request now (its token taken, if a rate is set), else the seconds until one is due."""
+    rate = h.limits.rate
+    if rate is not None:
+        h.tokens = min(float(h.limits.burst), h.tokens + (now - h.refilled) * rate)
+        h.refilled = now
+        if h.tokens < 1.0:
+            h.stats.waits += 1
+            return (1.0 - h.tokens) / rate
+        h.tokens -= 1.0
+    return 0.0

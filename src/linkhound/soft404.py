@@ -25,6 +25,7 @@ from .urls import host_of
 
 if TYPE_CHECKING:
     from .checker import HttpChecker, Outcome
+    from .host_pool import HostPool
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 SAME = 0.9  # the share of word shingles two bodies must have in common to be the same page
@@ -116,8 +117,9 @@ class SoftNotFound:
     """Judges checked pages against what their origin's unknown paths answer. One probe per origin, shared
     by every page of it, however many ask at once."""
 
-    def __init__(self, checker: HttpChecker) -> None:
+    def __init__(self, checker: HttpChecker, pool: HostPool) -> None:
         self._checker = checker
+        self._pool = pool  # a probe is made within the slot of the page that asked, but takes a token of its own
         self._profiles: dict[str, asyncio.Future[Profile]] = {}
         self.probes = 0  # requests made for probes
 
@@ -195,6 +197,8 @@ class SoftNotFound:
         """A never-existing URL's answer when it is 200 with HTML; None for anything else (a real 404, an
         error, another type)."""
         self.probes += 1
+        while (wait := self._pool.try_token(host)) > 0:
+            await asyncio.sleep(wait)
         outcome = await self._checker.check(url, "GET", is_html, host)
         response = outcome.response
         if outcome.status is not Status.OK or response is None or response.status >= 300:
