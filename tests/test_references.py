@@ -40,11 +40,11 @@ def test_reference_store_keeps_a_source_met_again_later() -> None:
 
 def test_ledger_keeps_every_fragment_reference_however_many_fragments_a_target_has() -> None:
     from linkhound.fragments import Anchors
-    from linkhound.ledger import Ledger
+    from linkhound.ledger import MemoryLedger
     from linkhound.status import Status
     from linkhound.types import Result
 
-    ledger = Ledger()
+    ledger = MemoryLedger()
     key = url = "http://127.0.0.1:8000/page"
     asked = [f"f{i}" for i in range(7)] + ["f1", "f5", "f5"]  # past the few kept in a tuple; some asked again
     for n, fragment in enumerate(asked):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from sys import intern
-from typing import Any
+from typing import Any, Protocol
 
 from .fragments import Anchors
 from .references import Ids, Refs, RefStore, ids
@@ -77,7 +77,45 @@ class Target:
             self.fragments = {**self.fragment_refs(), fragment: refs}
 
 
-class Ledger:
+PlainTargets = tuple[dict[str, Target], RefStore]
+
+
+class Ledger(Protocol):
+    """What a run records for its report: every reference to every target (a canonical key), each target's latest
+    result, fragment verdicts, redirects that take their end's result. MemoryLedger keeps it in memory;
+    PersistentLedger (--state) in the crawl state's file."""
+
+    def __len__(self) -> int: ...
+    def plain_targets(self) -> PlainTargets | None:
+        """Every target by key and the store of their references, for a caller that appends references itself
+        (the sorter's fast path); None when each reference must go through refer_link() or refer()."""
+    def get(self, key: str) -> Target | None: ...
+    def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
+        """Record one reference to key (its target made on first sight); a fragment is checked at once when
+        the target's anchors are known."""
+    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
+        """refer() a link found in source (a ledger may take it without making a Reference)."""
+    def has_result(self, key: str) -> bool: ...
+    def result_of(self, key: str) -> Result | None: ...
+    def references_of(self, key: str) -> list[Reference] | None:
+        """Every reference to key (None: no such target here)."""
+    def decided(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
+        """A reference to a target decided without a request (invalid, excluded, unsupported, mailto)."""
+    def file_checked(self, key: str, result: Result, load_anchors: Callable[[], Anchors | None] | None) -> None:
+        """A local file's result; its anchors are read by load_anchors when a fragment first asks for them."""
+    def adopt(self, key: str, url: str, result: Result, anchors: Anchors | None) -> None:
+        """A URL checked that no link names (a redirect's end): its target made, with its result."""
+    def same_as(self, key: str, end: str, redirect: Result) -> None:
+        """key redirects to end, checked on its own: end's result, with key's chain, becomes key's."""
+    def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
+        """key's latest result (a later fetch of a raised plan replaces an earlier one)."""
+    def report(self, pages: Sequence[Page], elapsed: float, interrupted: bool, caps: tuple[str, ...],
+               depth_of: DepthOf, warnings: tuple[str, ...] = ()) -> Report: ...
+
+
+class MemoryLedger:
+    """The Ledger of a run in memory: targets in a dict, references in a compact store."""
+
     def __init__(self, emit: Callable[[Result | Page], None] | None = None) -> None:
         self._emit = emit
         self.references = RefStore()  # every reference, by id
@@ -89,22 +127,17 @@ class Ledger:
     def __len__(self) -> int:
         return len(self._targets)
 
-    def plain_targets(self) -> dict[str, Target] | None:
-        """Every target by key, for callers that append references to a target's refs themselves (the sorter's
-        fast path); None when a reference must go through refer() (a ledger that journals each one)."""
-        return self._targets
+    def plain_targets(self) -> PlainTargets | None:
+        return self._targets, self.references
 
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
 
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
-        """Record one reference to key (its target made on first sight); a fragment is checked at once when
-        the target's anchors are known."""
         target = self._target(key, url)
         self._refer(target, self.references.add_ref(ref, target.url), fragment)
 
     def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
-        """refer() a link found in source (a ledger may take it without making a Reference)."""
         self.refer(key, url, reference(source, raw), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
@@ -143,18 +176,15 @@ class Ledger:
         return None if target is None else target.result
 
     def references_of(self, key: str) -> list[Reference] | None:
-        """Every reference to key (None: no such target here)."""
         target = self._targets.get(key)
         return None if target is None else list(self._all_refs(target))
 
     def decided(self, key: str, url: str, ref: Reference, status: Status, reason: str) -> None:
-        """A reference to a target decided without a request (invalid, excluded, unsupported, mailto)."""
         self.refer(key, url, ref)
         if not self.has_result(key):
             self.checked(key, Result(url, status, None, reason))
 
     def file_checked(self, key: str, result: Result, load_anchors: Callable[[], Anchors | None] | None) -> None:
-        """A local file's result; its anchors are read by load_anchors when a fragment first asks for them."""
         self._targets[key].load_anchors = load_anchors
         self.checked(key, result)
 
@@ -187,14 +217,6 @@ class Ledger:
             same = Anchors(frozenset(map(intern, anchors.names)), anchors.case_insensitive)
             self._anchor_sets[same] = same
         return same
-
-    def forget(self, keys: Iterable[str]) -> None:
-        """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
-        for key in keys:
-            target = self._targets[key]
-            target.result = target.anchors = None
-            target.broken_fragments = _NONE
-        self._done = [t for t in self._done if t.result is not None]
 
     def _settle_loops(self) -> None:
         """Redirects still waiting for the result of their end when the run is over go round in a circle

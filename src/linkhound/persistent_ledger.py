@@ -26,7 +26,7 @@ from .crawl_state import Limits
 from .exceptions import UsageError
 from .fragments import Anchors
 from .inputs import Input
-from .ledger import Ledger, Target, reference, with_refs
+from .ledger import PlainTargets, Target, reference, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
@@ -115,9 +115,8 @@ def open_crawl(
         raise
 
 
-class PersistentLedger(Ledger):
+class PersistentLedger:
     def __init__(self, state: SqliteState, emit: Callable[[Event], None] | None = None) -> None:
-        super().__init__(None)
         self._state = state
         self._path = state.path
         self._db = state.connection
@@ -215,7 +214,7 @@ class PersistentLedger(Ledger):
 
     # -- what the crawl records ------------------------------------------------------------------------
 
-    def plain_targets(self) -> dict[str, Target] | None:
+    def plain_targets(self) -> PlainTargets | None:
         return None  # every reference goes through refer()
 
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:

@@ -25,7 +25,7 @@ from .engine import Engine
 from .exceptions import LinkhoundError, UsageError
 from .host_pool import HostLimits
 from .inputs import Input
-from .ledger import Ledger
+from .ledger import Ledger, MemoryLedger
 from .options import option_fields
 from .redis_host_pool import RedisHostPool
 from .redis_link import TIMEOUT, Patience, connect
@@ -205,7 +205,7 @@ class Job:
                      warnings: tuple[str, ...] = (), drift: DriftOf | None = None) -> Report:
         """The report of the whole job, from what every process logged (drift: --sitemap-drift's comparison,
         over the whole job's pages)."""
-        ledger = Ledger()
+        ledger = MemoryLedger()
         logged: list[tuple[str, int, bool]] = []
         await self.replay(ledger, logged)
         depths = await self.depths()

@@ -25,7 +25,7 @@ from .engine import Engine
 from .exceptions import LinkhoundError
 from .fragments import Anchors
 from .inputs import Input
-from .ledger import Ledger
+from .ledger import MemoryLedger
 from .run import EventSink, Run
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
@@ -51,7 +51,7 @@ class ShardedRun(Run):
     def __init__(self, settings: Settings, emit: EventSink | None, inputs: list[Input], count: int) -> None:
         self._settings = settings
         self._count = count
-        self._ledger = Ledger(emit)
+        self._ledger = MemoryLedger(emit)
         self._state: ShardState | None = None
         self._procs: list[asyncio.subprocess.Process] = []
         self._readers: list[asyncio.Task[None]] = []

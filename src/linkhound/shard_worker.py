@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from .crawl_state import Found, Limits
 from .engine import Engine
 from .fragments import Anchors
-from .ledger import Ledger
+from .ledger import MemoryLedger
 from .loop import run
 from .notes import NotesPart
 from .settings import Settings
@@ -42,7 +42,7 @@ from .types import Page, Result
 _BATCH = 256  # records per line at most; a partly filled batch leaves at the next turn of the loop
 
 
-class ForwardingLedger(Ledger):
+class ForwardingLedger(MemoryLedger):
     """The ledger of a shard's process: what the engine learns about the shard's URLs goes to the writer, and
     nothing stays here (the process that writes the report keeps the references, and settles redirects)."""
 

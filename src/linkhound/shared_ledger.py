@@ -9,13 +9,13 @@ from typing import Any
 import orjson
 
 from .fragments import Anchors
-from .ledger import Ledger, Target
+from .ledger import Ledger, MemoryLedger, PlainTargets
 from .redis_state import Outbox
 from .status import Status
 from .types import Event, Page, Reference, Result
 
 
-class SharedLedger(Ledger):
+class SharedLedger(MemoryLedger):
     """A Ledger that puts an entry in the outbox for each reference and result it records. With
     `log_inputs` False, what the inputs say is left out: another process logs it (every process of a job
     reads the inputs, to know the crawl's scope)."""
@@ -26,7 +26,7 @@ class SharedLedger(Ledger):
         self._outbox = outbox
         self._log_inputs = log_inputs
 
-    def plain_targets(self) -> dict[str, Target] | None:
+    def plain_targets(self) -> PlainTargets | None:
         return None  # every reference is logged for the job
 
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:

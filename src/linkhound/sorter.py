@@ -8,10 +8,11 @@ from collections.abc import Iterable, Iterator
 from sys import intern
 
 from .crawl_state import Found
-from .ledger import Ledger, reference
+from .ledger import Ledger, PlainTargets, reference
 from .links import LinkRules, Resolved
 from .local import check_mailto
 from .local_files import LocalFiles
+from .references import RefStore
 from .status import Status
 from .traps import TrapGuard
 from .triage import Route, Triage, triage
@@ -20,6 +21,7 @@ from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
 _NEVER = 1 << 30  # a depth no link has
+_NO_TARGETS: PlainTargets = ({}, RefStore())  # never written to
 _GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
 _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
@@ -63,8 +65,9 @@ class LinkSorter:
         self.known = known = []
         if self._bounded and len(self._http) >= _GENERATION:
             self._old, self._http = self._http, {}
-        http, old, refer, targets = self._http, self._old, self._ledger.refer_link, self._ledger.plain_targets()
-        add = self._ledger.references.add_raw
+        http, old, refer, kept = self._http, self._old, self._ledger.refer_link, self._ledger.plain_targets()
+        targets = None if kept is None else kept[0]
+        add = (kept or _NO_TARGETS)[1].add_raw  # (called only where targets is not None)
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = sitemap is None
         for raw, resolved in links:

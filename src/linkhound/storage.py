@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from .crawl_state import CrawlState, Limits, StateFactory
-from .ledger import Ledger
+from .ledger import Ledger, MemoryLedger
 from .settings import Settings
 from .types import Event
 
@@ -33,7 +33,7 @@ def open_storage(
 
         cache = ResultCache(s.cache_file, CachePolicy.from_settings(s))
     if s.state is None:
-        return Storage(factory(limits, ready), Ledger(emit), None, cache)
+        return Storage(factory(limits, ready), MemoryLedger(emit), None, cache)
     from .persistent_ledger import open_crawl
 
     state, journal = open_crawl(s.state, limits, ready, emit)
