@@ -234,12 +234,8 @@ class PersistentLedger:
                 return
         entry = self._entry(key, url)
         tid = entry >> 2
-        text = ref.text
-        pair = self._pairs.get((ref.element, ref.attribute))
-        if pair is None:
-            pair = self._pair(ref.element, ref.attribute)
-        self._pending.append((tid, fragment, sid, ref.line, ref.column, pair,
-                              len(text) if text and key.endswith(text) else text))
+        self._pending.append(self._ref_row(key, tid, fragment, sid, ref.line, ref.column, ref.element, ref.attribute,
+                                           ref.text))
         if fragment is None:
             return
         asked = self._asked.get(tid)
@@ -271,12 +267,8 @@ class PersistentLedger:
         entry = self._young.get(key)
         if entry is None:
             entry = self._entry(key, url)
-        text = raw.text
-        pair = self._pairs.get((raw.element, raw.attribute))
-        if pair is None:
-            pair = self._pair(raw.element, raw.attribute)
-        self._pending.append((entry >> 2, None, sid, raw.line, raw.column, pair,
-                              len(text) if text and key.endswith(text) else text))
+        self._pending.append(self._ref_row(key, entry >> 2, None, sid, raw.line, raw.column, raw.element,
+                                           raw.attribute, raw.text))
 
     def has_result(self, key: str) -> bool:
         entry = self._find(key)
@@ -610,6 +602,14 @@ class PersistentLedger:
                 text = key[-text:]
             element, attribute = names[pair]
             yield fragment, Reference(source, line, col, element, attribute, text)
+
+    def _ref_row(self, key: str, tid: int, fragment: str | None, sid: int, line: int, column: int, element: str,
+                 attribute: str, text: str) -> tuple[Any, ...]:
+        """A row of refs (see _SCHEMA's note)."""
+        pair = self._pairs.get((element, attribute))
+        if pair is None:
+            pair = self._pair(element, attribute)
+        return tid, fragment, sid, line, column, pair, len(text) if text and key.endswith(text) else text
 
     def _pair(self, element: str, attribute: str) -> int:
         """The id of a pair of element and attribute not met before (a row made)."""
