@@ -62,8 +62,8 @@ class ParseAhead:
         for inp in docs:
             assert inp.path is not None and inp.kind is not None
             paths.setdefault(inp.path, (len(paths), inp.kind))
-        if (sum(len(i.content or b"") for i in docs) < MIN_BYTES or s.parse_workers < 1 or not _cores_to_spare()
-                or not _single_threaded()):
+        if (sum(len(i.content or b"") for i in docs) < MIN_BYTES or s.parse_workers < 1 or not hasattr(os, "fork")
+                or not _cores_to_spare() or not _single_threaded()):
             return None
         taken = mmap.mmap(-1, len(paths))  # anonymous and shared: the child sees what this process writes
         read_end, write_end = os.pipe()
