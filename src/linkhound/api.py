@@ -85,9 +85,6 @@ def start(
     `linkhound.mock_transport.MockTransport` in tests); named_in says where inputs were named, as reports show
     it ("command line"; files_from entries are named by file and line). Bad options or inputs raise UsageError
     here, before anything is requested."""
-    from .engine import Engine  # aiohttp loads on first use, so `import linkhound` stays quick
-    from .run import Run
-
     cfg = _config(config)
     s = _settings(settings, cfg, options)
     read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
@@ -99,7 +96,15 @@ def start(
             from .shard_run import ShardedRun
 
             return ShardedRun(s, on_event, read, jobs)
-    return Run(Engine(s, on_event, transport), read)
+    from .parse_ahead import ParseAhead
+
+    # forked before the engine loads (aiohttp, the HTTP stack: its threads, its imports, which the parsing
+    # then overlaps), so `import linkhound` stays quick too
+    ahead = ParseAhead.start(read, s)
+    from .engine import Engine
+    from .run import Run
+
+    return Run(Engine(s, on_event, transport, ahead=ahead), read)
 
 
 def preview(

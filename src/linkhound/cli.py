@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The command line: inputs and config flags, then a flag for every Settings option, by group."""
     from .arguments import Parser, add_config_flags, add_settings_flags
     from .cli_common import redis_timeout, seconds
-    from .redis_state import LEASE
+    from .redis_link import LEASE
 
     p = Parser(
         prog="linkhound",

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, Parser, open_output, redis_timeout, seconds, use_color
-from .redis_state import LEASE
+from .redis_link import LEASE
 from .report import FORMATS
 
 

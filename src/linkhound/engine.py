@@ -44,7 +44,7 @@ from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
 
 if TYPE_CHECKING:
-    pass
+    from .parse_ahead import ParseAhead
 
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
@@ -65,6 +65,7 @@ class Engine:
         reached: Known | None = None,
         joined: Callable[[], Awaitable[None]] | None = None,
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
+        ahead: ParseAhead | None = None,
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -95,7 +96,8 @@ class Engine:
         self._notes = Notes()
         self._more_caps: set[str] = set()  # those other processes of the run noted (--jobs)
         self._more_warnings: list[str] = []
-        files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code)
+        self._ahead = ahead  # the input documents, parsed by a child process meanwhile
+        files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code, ahead)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
         in_scope = lambda url: self._sorter.scope.contains(url)  # noqa: E731
@@ -132,6 +134,8 @@ class Engine:
                         report = await with_suggestions(report, s.suggest_fixes, s.suggest_https, self._checker,
                                                         self._pool, s.max_concurrency)
             finally:
+                if self._ahead is not None:
+                    self._ahead.close()
                 await self._parser.close()
                 if self._cache is not None:
                     self._cache.close()

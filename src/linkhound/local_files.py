@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .extract import Kind, extract, kind_for_path, text_links
 from .fragments import Anchors, is_always_valid
@@ -24,12 +25,18 @@ from .status import Status
 from .types import Extraction, RawLink, Result
 from .urls import resolve, scheme_of
 
+if TYPE_CHECKING:
+    from .parse_ahead import ParseAhead
+
 AnchorLoader = Callable[[], Anchors | None]
 
 
 class LocalFiles:
-    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], max_body_size: int, include_code: bool):
+    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], max_body_size: int, include_code: bool,
+                 ahead: ParseAhead | None = None):
         self._rules = rules
+        self._ahead = ahead  # input documents being parsed by a child process
+        self._resolved: dict[str, list[Resolved | None]] = {}  # path -> the links of _parsed[path], resolved
         self._index_files = index_files
         self._max_body_size = max_body_size
         self._include_code = include_code
@@ -52,6 +59,10 @@ class LocalFiles:
         else:
             extraction = self.extract(inp.content, inp.path, inp.kind)
             raws, base = extraction.links, extraction.base
+            resolved = self._resolved.pop(inp.path, None) if inp.path is not None else None
+            if resolved is not None and not inp.stdin:  # resolved by the process that parsed it
+                yield from zip(raws, resolved, strict=True)
+                return
         resolve_link = rules.resolver(base, inp.path is not None)
         if inp.stdin and inp.path is not None and base == rules.local_base(inp.path) and not base.startswith("file:"):
             # stdin at --base-url: its own #fragments are in hand, not at the URL a file named "-" would have
@@ -67,9 +78,22 @@ class LocalFiles:
         """A local input's extraction (reused when a link to one of its #fragments had it parsed already)."""
         base = self._rules.local_base(path) if path else ""
         done = self._parsed.pop(path, None) if path is not None else None
+        if done is None and path is not None and self._ahead is not None:
+            done = self._take(path, kind)
         extraction = done or extract(body, base, kind, include_code=self._include_code)
         if path is not None and kind in (Kind.HTML, Kind.MARKDOWN):
             self._anchors[path] = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
+        return extraction
+
+    def _take(self, path: str, kind: Kind) -> Extraction | None:
+        """The extraction of the input at path from the process that parsed it ahead, if it has it (then its links
+        resolved are kept for links())."""
+        parsed = self._ahead.take(path, kind) if self._ahead is not None else None
+        if parsed is None:
+            return None
+        extraction, resolved = parsed
+        if resolved is not None:
+            self._resolved[path] = resolved
         return extraction
 
     def read_ahead(self, inp: Input) -> Extraction:
@@ -116,10 +140,13 @@ class LocalFiles:
             kind = kind_for_path(path)
             anchors = None
             if kind in (Kind.HTML, Kind.MARKDOWN):
-                body = read_document(path, self._max_body_size)
+                parsed = self._take(path, kind)
+                body = read_document(path, self._max_body_size) if parsed is None else None
                 if body is not None:
                     base = self._rules.local_base(path)
-                    parsed = self._parsed[path] = extract(body, base, kind, include_code=self._include_code)
+                    parsed = extract(body, base, kind, include_code=self._include_code)
+                if parsed is not None:
+                    self._parsed[path] = parsed
                     anchors = Anchors.of(parsed.anchors, markdown=kind is Kind.MARKDOWN)
             self._anchors[path] = anchors
         return self._anchors[path]

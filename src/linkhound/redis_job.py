@@ -28,8 +28,8 @@ from .inputs import Input
 from .ledger import Ledger, MemoryLedger
 from .options import option_fields
 from .redis_host_pool import RedisHostPool
-from .redis_link import TIMEOUT, Patience, connect
-from .redis_state import LEASE, Outbox, RedisState, key_prefix
+from .redis_link import LEASE, TIMEOUT, Patience, connect
+from .redis_state import Outbox, RedisState, key_prefix
 from .run import Run
 from .settings import Settings
 from .shared_ledger import SharedLedger, replay

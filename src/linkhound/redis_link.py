@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 TIMEOUT = 60.0  # seconds Redis may stay away before a process gives up (--redis-timeout)
+# seconds a claim may stay in flight without being renewed before others may take it (--lease): here, not in
+# redis_state, so that the command line's default costs no import of the state's modules
+LEASE = 60.0
 _FIRST_PAUSE = 0.05  # seconds before the first try again; doubled each time, up to _LONGEST_PAUSE
 _LONGEST_PAUSE = 1.0
 _CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}

@@ -25,6 +25,7 @@ import orjson
 from . import redis_scripts
 from .crawl_state import Claim, Found, Limits, Plan, Progress, Record
 from .exceptions import UsageError
+from .redis_link import LEASE
 from .urls import host_of
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
 _NO_LIMITS = Limits()
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
-LEASE = 60.0  # seconds a claim may stay in flight without being renewed before others may take it
 _SWEEP_HOSTS = 1000  # hosts with work a sweep tells of at most (a random sample when there are more)
 
 current_claim: ContextVar[str | None] = ContextVar("linkhound_current_claim", default=None)
