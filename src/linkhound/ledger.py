@@ -13,6 +13,9 @@ from .summary import Report, summarize
 from .types import Page, RawLink, Reference, Result
 
 DepthOf = Callable[[str], "int | None"]
+_NONE: dict[str, Any] = {}  # a target's broken fragments until their first entry: never written to
+_FEW = 4  # fragments a target keeps as a flat tuple (a dict costs 200 bytes; most targets have 1 to 3)
+FragmentRefs = tuple["str | Ids | int", ...]  # (fragment, refs, fragment, refs, ...)
 
 
 def reference(source: str, raw: RawLink) -> Reference:
@@ -20,10 +23,6 @@ def reference(source: str, raw: RawLink) -> Reference:
     # reference store keeps each distinct text once already, and interning every one (a crawl has hundreds of
     # thousands) would grow the interpreter's table of interned strings by as much again.
     return Reference(source, raw.line, raw.column, intern(raw.element), intern(raw.attribute), raw.text)
-
-_NONE: dict[str, Any] = {}  # a target's broken fragments until their first entry: never written to
-_FEW = 4  # fragments a target keeps as a flat tuple (a dict costs 200 bytes; most targets have 1 to 3)
-FragmentRefs = tuple["str | Ids | int", ...]  # (fragment, refs, fragment, refs, ...)
 
 
 class Target:
