@@ -33,7 +33,7 @@ async def make_site() -> AsyncIterator[SiteFactory]:
         await s.stop()
 
 
-@pytest.fixture(params=["reqwest", "aiohttp"])
+@pytest.fixture(params=["native", "reqwest", "aiohttp"])
 def both_clients(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run the test once with each HTTP stack (what --http-client auto picks is patched)."""
     import linkhound.client

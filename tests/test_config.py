@@ -125,7 +125,7 @@ def test_hosts_tables_merge_by_host_across_files(tmp_path: Path) -> None:
         ("max_concurrency = 0\n", "max_concurrency: must be at least 1, got 0"),
         ("accept = '2xx'\n", "accept: '2xx' is not a status code or range"),
         ("method = 'post'\n", "method: must be 'head' or 'get'"),
-        ("http_client = 'curl'\n", "http_client: must be 'auto', 'reqwest' or 'aiohttp', got 'curl'"),
+        ("http_client = 'curl'\n", "http_client: must be 'auto', 'native', 'reqwest' or 'aiohttp', got 'curl'"),
         ("http_client = 'reqwest'\nexclude_private = true\n", "http_client: reqwest can't vet the addresses"),
         ("format = 'xml'\n", "format: unknown format 'xml'"),
         ("exclude = ['(']\n", "exclude: bad regular expression '('"),

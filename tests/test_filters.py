@@ -266,7 +266,7 @@ def test_auto_picks_aiohttp_only_where_an_address_filter_needs_its_resolver() ->
     from linkhound.client import chosen_backend
 
     plain = ClientOptions(8, 5.0, 5, 1024, "ua", {})
-    assert chosen_backend(plain) == "reqwest"
+    assert chosen_backend(plain) == "native"
     assert chosen_backend(ClientOptions(8, 5.0, 5, 1024, "ua", {}, addresses=AddressFilter(private=True))) == "aiohttp"
     assert chosen_backend(ClientOptions(8, 5.0, 5, 1024, "ua", {}, backend="aiohttp")) == "aiohttp"
-    assert HttpClient(plain).backend == "reqwest"
+    assert HttpClient(plain).backend == "native"

@@ -257,8 +257,9 @@ class Settings:
     )
     insecure: bool = option(False, "don't verify TLS certificates", REQUESTS)
     http_client: str = option(
-        "auto", "HTTP stack; auto is reqwest, or aiohttp when --exclude-private and friends are on", REQUESTS,
-        choices=("auto", "reqwest", "aiohttp"),
+        "auto", "HTTP stack; auto is native (linkhound's own HTTP/1.1 for http://, reqwest for https:// and"
+        " proxies), or aiohttp when --exclude-private and friends are on", REQUESTS,
+        choices=("auto", "native", "reqwest", "aiohttp"),
     )
     max_body_size: int = option(20 * 1024 * 1024, "largest page body read", REQUESTS, metavar="BYTES", at_least=1)
     workers: int | None = option(
@@ -357,11 +358,11 @@ class Settings:
         c["addresses"] = AddressFilter(
             every or self.exclude_private, every or self.exclude_loopback, every or self.exclude_link_local
         )
-        if self.http_client == "reqwest" and c["addresses"].active:
+        if self.http_client in ("native", "reqwest") and c["addresses"].active:
             raise OptionError(
                 "http_client",
-                "reqwest can't vet the addresses a name resolves to, which --exclude-private and its friends need:"
-                " use 'auto' or 'aiohttp'",
+                f"{self.http_client} can't vet the addresses a name resolves to, which --exclude-private and its"
+                " friends need: use 'auto' or 'aiohttp'",
             )
         if self.rerun_failed and self.state is None and not self.cache:
             raise OptionError("rerun_failed", "needs --state DIR or --cache: the results of the last run are kept"
