@@ -140,3 +140,41 @@ def _relative(text: str) -> bool:
 def test_relative_text_against_a_web_base_never_becomes_a_file_url(text: str, base: str) -> None:
     url = resolve(text, base)
     assert url is None or url.startswith(("http://", "https://"))
+
+
+# URLs near the shape resolve() takes without the parser (urls._SERIALIZED): pieces that pass and pieces
+# that the parser rewrites (case, default ports, numeric hosts, IDNA, dot segments, escapes, characters it
+# encodes), glued in every order.
+_URL_SCHEMES = st.sampled_from(["http", "https", "http", "https", "HTTP", "Https", "ftp"])
+_URL_HOSTS = st.one_of(
+    st.sampled_from([
+        "example.test", "example.test", "127.0.0.1", "a.b-c.test", "EXAMPLE.test", "a", "a1", "1a", "127.1",
+        "0x7f.0.0.1", "127.000.0.1",
+        "1.2.3.256", "255.255.255.255", "0.0.0.0", "a..b", "a.b.", "xn--nxasmq6b.test", "xn--abc.test",
+        "a-.b", "-a.b", "a--b.test", "exa_mple.test", "b\u00fccher.test", "a.b.1", "a.b.0x1", "09.1.1.1",
+    ]),
+    st.text(alphabet="abcXYZ019.-_%", min_size=1, max_size=12),
+)
+_URL_PORTS = st.sampled_from(["", "", "", ":8080", ":80", ":443", ":0", ":65535", ":65536", ":080", ":99999", ":"])
+_URL_PIECE = st.one_of(
+    st.text(alphabet="aZ09-._~!$&()*+,;=:@/?#", max_size=14),  # what the parser keeps, mostly
+    st.text(alphabet="aZ09-._~!$&'()*+,;=:@/?#%2e \\\"<>`{}|^[]\t\u00e9", max_size=14),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_URL_SCHEMES, _URL_HOSTS, _URL_PORTS, _URL_PIECE, _URL_PIECE)
+@example("http", "127.0.0.1", ":80", "/", "")
+@example("https", "a", ":443", "/x/./y", "")
+@example("http", "a.b", "", "/a/..", "?q='1'")
+def test_urls_taken_as_written_are_the_ones_the_parser_writes_back(
+    scheme: str, host: str, port: str, path: str, rest: str
+) -> None:
+    import ada_url
+
+    from linkhound.urls import _serialized
+
+    for text in (f"{scheme}://{host}{port}/{path}{rest}", f"{scheme}://{host}{port}{path}{rest}"):
+        if _serialized(text):
+            assert ada_url.check_url(text) and ada_url.URL(text).href == text
+            assert resolve(text, "https://other.test/base/") == text

@@ -271,10 +271,22 @@ def _parse_head(text: str) -> tuple[int, str, NativeHeaders]:
     first = lines[0].rstrip("\r")
     if not first.startswith("HTTP/1.") or len(first) < 12 or first[8] != " " or not first[9:12].isdigit():
         raise NetworkError(f"bad response: status line '{first[:60]}'", transient=False)
+    del lines[0]
     headers = NativeHeaders()
+    parts = [line.partition(":") for line in lines]
+    found = headers.map = {name.lower(): value.strip() for name, _, value in parts}
+    # the usual head in one pass; a repeated or folded header, a line with no colon, a cookie: line by line
+    if len(found) != len(parts) or "set-cookie" in found or "\n " in text or "\n\t" in text or not all(
+            sep for _, sep, _ in parts):
+        found.clear()
+        _each_header(lines, headers)
+    return int(first[9:12]), first[5:8], headers
+
+
+def _each_header(lines: list[str], headers: NativeHeaders) -> None:
     found = headers.map
     name = ""
-    for line in lines[1:]:
+    for line in lines:
         if line[:1] in (" ", "\t") and name:  # an obsolete folded line: more of the header before
             found[name] = f"{found[name]} {line.strip()}"
             continue
@@ -289,7 +301,6 @@ def _parse_head(text: str) -> tuple[int, str, NativeHeaders]:
             found[name] = value
         if name == "set-cookie":
             headers.cookies.append(value)
-    return int(first[9:12]), first[5:8], headers
 
 
 class NativeHop:

@@ -84,12 +84,43 @@ _HOSTED_SCHEMES = ("http:", "https:", "ftp:", "ws:", "wss:")
 _SHORTEST_BAD_HOST = len("http://") + MAX_LABEL + 1
 
 
+# An absolute http(s) URL written the way the WHATWG parser writes it: lower-case scheme and host (a name whose
+# last label starts with a letter, or a dotted IPv4 address without leading zeros), a port that isn't the
+# scheme's default, a path, and only characters that no part of a URL escapes (no "%", no dot segments,
+# checked apart). The parser would give it back as it is, so it is taken as it is: a URL list's links, and
+# absolute links in pages, at a tenth of the parser's cost through its bindings.
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_SAFE = r"A-Za-z0-9\-_~!$&()*+,;=:@/."
+_SERIALIZED = re.compile(
+    rf"(https?)://((?:{_LABEL}\.)*[a-z](?:[a-z0-9-]{{0,61}}[a-z0-9])?|(?:{_OCTET}\.){{3}}{_OCTET})"
+    rf"(?::([1-9][0-9]{{0,4}}))?(/[{_SAFE}]*)(?:\?[{_SAFE}?]*)?(?:#[{_SAFE}?]*)?"
+)
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+
+
+def _serialized(text: str) -> bool:
+    """Whether text is an absolute URL the WHATWG parser would write back unchanged (see _SERIALIZED)."""
+    m = _SERIALIZED.fullmatch(text)
+    if m is None:
+        return False
+    scheme, host, port, path = m.groups()
+    return (
+        "/." not in path
+        and len(host) <= MAX_HOSTNAME
+        and "xn--" not in host
+        and (port is None or port != _DEFAULT_PORTS[scheme] and int(port) <= 65535)
+    )
+
+
 def resolve(text: str, base: str) -> str | None:
     """Join a link as written with its base, as browsers do (WHATWG). None when it isn't a valid URL,
     including one whose hostname no DNS lookup could find (too long a name or label), and one too long
     for browsers: both are decided here, without a lookup."""
     if len(text) > MAX_URL_LENGTH:
         return None
+    if text[:4] == "http" and len(text) < 4096 and _serialized(text):
+        return text
     try:
         url = ada_url.join_url(base, text) if base else ada_url.URL(text).href
     except ValueError:
