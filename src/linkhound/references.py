@@ -108,7 +108,16 @@ class RefStore:
         return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute, text)
 
     def many(self, ref_ids: Sequence[int], base: str) -> list[Reference]:
-        return [self.get(i, base) for i in ref_ids]
+        """get() of each, in one loop (a report reads every reference of a crawl: half a million for 10,000
+        pages), each Reference made without its Python-level __new__."""
+        sources, src, lines, cols = self._sources, self._src, self._line, self._col
+        pairs, pair, texts, text, new, cut = self._pairs, self._pair, self._texts, self._text, tuple.__new__, len(base)
+        out = []
+        for i in ref_ids:
+            t = text[i]
+            written = texts[t] if not t & _TAIL_OF else base[cut - (t & _END_MAX):] + texts[(t ^ _TAIL_OF) >> _END_BITS]
+            out.append(new(Reference, (sources[src[i]], lines[i], cols[i], *pairs[pair[i]], written)))
+        return out
 
     def view(self, refs: Ids | int, base: str) -> Refs:
         """The references refs names (an array of ids, or one id), all added with base."""
