@@ -763,10 +763,18 @@ def test_a_server_closing_mid_chunked_body_is_a_transient_error(run: Runner) -> 
     run(scenario())
 
 
-def test_a_server_resetting_mid_body_is_a_transient_error(run: Runner) -> None:
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n",  # a reset before the length is reached
+        b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n",  # a body ending at the close: a reset (RST) cuts it
+    ],
+    ids=["content-length", "close-delimited"],
+)
+def test_a_server_resetting_mid_body_is_a_transient_error(run: Runner, head: bytes) -> None:
     async def scenario() -> None:
         async def answer(seen: Seen, writer: asyncio.StreamWriter) -> bool:
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + b"x" * 100)
+            writer.write(head + b"x" * 100)
             await writer.drain()
             await asyncio.sleep(0.1)  # (no assertion on time: only lets the head go first, most often)
             sock = writer.get_extra_info("socket")
@@ -777,27 +785,6 @@ def test_a_server_resetting_mid_body_is_a_transient_error(run: Runner) -> None:
         async with serving(answer) as server, native() as t:
             with pytest.raises(NetworkError) as e:
                 await fetch(t, server.url())  # a reset may cost the unread head too: send() may raise it
-            assert e.value.transient
-
-    run(scenario())
-
-
-def test_a_reset_ending_a_close_delimited_body_is_a_transient_error(run: Runner) -> None:
-    """A body that ends at the close: a clean close (FIN) ends it, a reset (RST) cuts it."""
-
-    async def scenario() -> None:
-        async def answer(seen: Seen, writer: asyncio.StreamWriter) -> bool:
-            writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n" + b"x" * 100)
-            await writer.drain()
-            await asyncio.sleep(0.1)  # (no assertion on time: only lets the head go first, most often)
-            sock = writer.get_extra_info("socket")
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            writer.transport.abort()  # RST
-            return False
-
-        async with serving(answer) as server, native() as t:
-            with pytest.raises(NetworkError) as e:
-                await fetch(t, server.url())
             assert e.value.transient
 
     run(scenario())
