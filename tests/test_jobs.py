@@ -189,21 +189,27 @@ async def test_jobs_stop_ends_every_process_and_reports_what_was_checked(tmp_pat
 
 
 async def test_jobs_on_the_command_line_report_as_one_process(tmp_path: Path, site: Site) -> None:
+    """The command forks its shard processes (one or two here) and reports as one process would, with the same
+    requests."""
     paths = [f"/s{i}" for i in range(40)]
     for p in paths[:30]:
         site.page(p, "ok")
     (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
-    outs = []
-    for jobs in ("2", "1"):
-        code, out, _ = await arun("--jobs", jobs, "--format", "json", "--no-progress", str(tmp_path / "urls.txt"))
+    outs, seen = [], []
+    for jobs in ("3", "2", "1"):
+        site.requests.clear()
+        code, out, _ = await arun("--jobs", jobs, "--format", "json", "--no-progress", "--max-concurrency", "12",
+                                  "--host-concurrency", "6", str(tmp_path / "urls.txt"))
         assert code == 2  # ten links are broken
+        seen.append(site.counts())
         report = json.loads(out)
         for r in report["results"]:
             r.pop("duration")
         report["summary"].pop("elapsed")
         report["results"].sort(key=lambda r: r["url"])
         outs.append(report)
-    assert outs[0] == outs[1]
+    assert outs[0] == outs[2] and outs[1] == outs[2]
+    assert seen[0] == seen[2] and seen[1] == seen[2] and len(seen[2]) == 40
 
 
 async def test_jobs_warnings_count_every_process_pages(tmp_path: Path, site: Site) -> None:

@@ -23,6 +23,7 @@ import weakref
 from collections.abc import Sequence
 
 from .extract import Kind
+from .forks import can_fork, cores
 from .inputs import Input
 from .links import LinkRules, Resolved
 from .settings import Settings
@@ -65,8 +66,8 @@ class ParseAhead:
         for inp in docs:
             assert inp.path is not None and inp.kind is not None
             paths.setdefault(inp.path, (len(paths), inp.kind))
-        if (sum(len(i.content or b"") for i in docs) < MIN_BYTES or s.parse_workers < 1 or not hasattr(os, "fork")
-                or not _cores_to_spare() or not _single_threaded()):
+        if (sum(len(i.content or b"") for i in docs) < MIN_BYTES or s.parse_workers < 1
+                or cores() < 2 or not can_fork()):
             return None
         taken = mmap.mmap(-1, len(paths))  # anonymous and shared: the child sees what this process writes
         read_end, write_end = os.pipe()
@@ -222,17 +223,3 @@ def _pointed_to(path: str, links: Sequence[RawLink], index_of: dict[str, int]) -
             if index is not None:
                 found.append(index)
     return found
-
-
-def _cores_to_spare() -> bool:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return cores >= 2
-
-
-def _single_threaded() -> bool:
-    """Whether this process runs one thread (threads of native libraries too), so a fork can't copy a lock that
-    another thread holds. Known on Linux only; elsewhere no fork."""
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False

@@ -4,7 +4,6 @@ host's limits, so that the processes together never go past them."""
 from __future__ import annotations
 
 import functools
-import os
 import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 
 from .crawl_state import Claim, Found, Limits
 from .extract import Kind
+from .forks import cores
 from .host_pool import HostLimits, HostPool
 from .inputs import Input
 from .memory_state import MemoryState
@@ -29,9 +29,8 @@ def jobs_for(s: Settings, inputs: Sequence[Input]) -> int:
     suggestions, or an input that is a URL, a sitemap or nothing to split."""
     wanted = s.jobs
     if wanted is None:
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         size = sum(len(i.content or b"") for i in inputs)
-        wanted = 2 if cores >= 2 and size >= _AUTO_BYTES else 1
+        wanted = 2 if cores() >= 2 and size >= _AUTO_BYTES else 1
     if wanted < 2 or not _shareable(s, inputs):
         return 1
     limits = _all_limits(s)

@@ -1,7 +1,10 @@
-"""`python -m linkhound.shard_worker`: check one shard of a run (`--jobs`) and send its results to stdout.
+"""A shard's process of a run (`--jobs`): it checks one shard and sends its results back as `shard_wire` lines,
+in batches.
 
-Reads its settings on stdin, then the links the first process finds in the inputs (it keeps its shard's), and
-writes what it learns as `shard_wire` lines, in batches."""
+It is forked by the first process where that is safe (`serve_forked`: it has its settings and modules already,
+and reads and writes a pipe pair), else started as `python -m linkhound.shard_worker` (its settings come first
+on stdin, its results go to stdout). Either way it then reads the links the first process finds in the inputs
+and keeps its shard's."""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ import contextlib
 import os
 import pickle
 import signal
-import sys
+import traceback
 from collections.abc import Awaitable, Callable, Sequence
+from typing import NoReturn
 
 from .crawl_state import Found, Limits
 from .engine import Engine
@@ -95,10 +99,13 @@ class ForwardingLedger(MemoryLedger):
         return Report((), summarize((), 0, elapsed, interrupted, caps, warnings))
 
 
-def _write_all(data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(1, view):]
+def _writer(fd: int) -> Callable[[bytes], None]:
+    def write_all(data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+
+    return write_all
 
 
 def _read_exactly(n: int) -> bytes:
@@ -112,11 +119,11 @@ def _read_exactly(n: int) -> bytes:
     return bytes(out)
 
 
-async def _check(shard: Shard, settings: Settings) -> None:
+async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    ledger = ForwardingLedger(_write_all)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    ledger = ForwardingLedger(_writer(write_fd))
     make_state = shard.state()
 
     def state(limits: Limits, ready: Callable[[str], None]) -> ShardState:
@@ -142,15 +149,41 @@ async def _check(shard: Shard, settings: Settings) -> None:
     await engine.run([])
 
 
+def serve_forked(settings: Settings, shard: Shard, read_fd: int, write_fd: int) -> NoReturn:
+    """The forked process: check the shard, reading links from read_fd and writing to write_fd, and exit (never
+    returning into the first process's code, nor running its exit handlers)."""
+    code = 1
+    try:
+        _quiet_signals()
+        devnull = os.open(os.devnull, os.O_RDWR)  # (the first process's stdin and stdout are its own)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+        _serve(shard, settings, read_fd, write_fd)
+        code = 0
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        os._exit(code)
+
+
 def main() -> None:
+    _quiet_signals()
+    size = int.from_bytes(_read_exactly(HEADER_BYTES), "big")
+    settings, index, count = pickle.loads(_read_exactly(size))
+    _serve(Shard(index, count), settings, 0, 1)
+    os._exit(0)  # skip freeing every object of the run one by one
+
+
+def _quiet_signals() -> None:
     # Ctrl+C and SIGTERM (sent to the whole process group) are the first process's to handle: it tells this one
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    size = int.from_bytes(_read_exactly(HEADER_BYTES), "big")
-    settings, index, count = pickle.loads(_read_exactly(size))
+
+
+def _serve(shard: Shard, settings: Settings, read_fd: int, write_fd: int) -> None:
     with contextlib.suppress(BrokenPipeError):  # (the first process is gone)
-        run(_check(Shard(index, count), settings))
-    os._exit(0)  # skip freeing every object of the run one by one
+        run(_check(shard, settings, read_fd, write_fd))
 
 
 if __name__ == "__main__":
