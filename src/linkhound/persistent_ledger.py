@@ -32,7 +32,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
 from .references import RefSequence
 from .settings import Settings
-from .sqlite_state import SqliteState
+from .sqlite_state import SqliteState, insert_rows
 from .status import Status
 from .summary import Report, summarize
 from .types import Event, Page, RawLink, Reference, Result
@@ -76,7 +76,7 @@ CREATE TABLE IF NOT EXISTS pages (
     session INTEGER NOT NULL
 );
 """
-_INSERT_REF = "INSERT INTO refs (target, fragment, source, line, col, pair, text) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_REF = "INSERT INTO refs (target, fragment, source, line, col, pair, text) VALUES "
 _REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.pair, r.text FROM refs r"
          " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
 _INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
@@ -654,7 +654,7 @@ class PersistentLedger:
             self._state.write_soon()
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
                 self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
-            self._db.executemany(_INSERT_REF, self._pending)
+            insert_rows(self._db, _INSERT_REF, self._pending)
             self._pending = []
 
     def _write(self) -> None:

@@ -4,8 +4,10 @@ flat however large the crawl, and a run killed at any point resumes from its las
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import orjson
 
@@ -425,6 +427,26 @@ def _claim_of(r: _Rec) -> Claim:
 
 def _url_column(f: Found) -> str | None:
     return None if f.url == f.key else f.url
+
+
+def insert_rows(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert rows of one width: `insert` is the statement up to VALUES. A hundred rows a statement: binding
+    and stepping once per row (executemany) costs about twice as much (2.5-3.1 against 1.3-1.9 us a row of
+    seven columns, measured with an in-memory table)."""
+    if not rows:
+        return
+    width = len(rows[0])
+    one = f"({', '.join('?' * width)})"
+    full = len(rows) - len(rows) % _ROWS
+    if full:
+        many = insert + ", ".join([one] * _ROWS)
+        for start in range(0, full, _ROWS):
+            db.execute(many, list(itertools.chain.from_iterable(rows[start:start + _ROWS])))
+    if full < len(rows):
+        db.executemany(insert + one, rows[full:])
+
+
+_ROWS = 100  # rows an insert_rows statement (700 values for seven columns: SQLite takes up to 32,766)
 
 
 def _open(path: str) -> sqlite3.Connection:
