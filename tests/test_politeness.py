@@ -116,6 +116,21 @@ async def test_robots_txt_fetched_once_disallow_and_crawl_delay(site: Site) -> N
         assert t - pages[0] >= k * 0.2 - 0.05, (k, t - pages[0])
 
 
+async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -> None:
+    """robots.txt is a request like the others: at 5 per second with a bucket of 1, the first page waits for
+    the token robots.txt took."""
+    site.page("/robots.txt", "User-agent: *\nDisallow: /private\n", content_type="text/plain")
+    site.page("/", html("/p0", "/p1"))
+    for i in range(2):
+        site.page(f"/p{i}", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True, host_rate=5.0, host_burst=1)
+    assert report.summary.success and site.hits("/robots.txt") == 1
+    times = sorted(r.at for r in site.requests)
+    assert [r.path for r in sorted(site.requests, key=lambda r: r.at)][:2] == ["/robots.txt", "/"]
+    for k, t in enumerate(times):
+        assert t - times[0] >= k * 0.2 - 0.05, (k, t - times[0])
+
+
 async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: SiteFactory) -> None:
     site.page("/", html("/a"))
     site.page("/a", "ok")
