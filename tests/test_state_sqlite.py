@@ -17,7 +17,7 @@ from linkhound.api import _inputs, make_settings
 from linkhound.crawl_state import Limits, Plan, Progress
 from linkhound.engine import Engine
 from linkhound.memory_state import MemoryState
-from linkhound.sqlite_state import SqliteState
+from linkhound.sqlite_state import SqliteState, insert_rows
 from linkhound.summary import Report
 from server import Site, html
 from state_contract import Make, StateContract, drain, found, take
@@ -208,3 +208,18 @@ async def test_a_crawl_on_sqlite_reports_what_the_memory_backend_does(site: Site
     assert _shape(report) == _shape(memory)
     assert site.counts() == counts
     assert "max-depth 6" in report.summary.caps and report.summary.broken > 0
+
+
+@pytest.mark.parametrize("count", [0, 1, 99, 100, 250])
+def test_insert_rows_writes_every_row_in_order(count: int) -> None:
+    """Many rows a statement (and the rest one at a time): the table holds each row once, in the given order,
+    NULLs, texts and integers kept; a row wider than one statement's share of values still goes in."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, a, b, c)")
+    rows = [(i, None if i % 3 else f"x{i}", i * 7 if i % 2 else "t") for i in range(count)]
+    insert_rows(db, "INSERT INTO t (a, b, c) VALUES ", rows)
+    assert db.execute("SELECT a, b, c FROM t ORDER BY id").fetchall() == rows
+    wide = [tuple(range(k, k + 600)) for k in range(3)]  # 600 values a row: one row a statement
+    db.execute(f"CREATE TABLE w ({', '.join(f'c{i}' for i in range(600))})")
+    insert_rows(db, "INSERT INTO w VALUES ", wide)
+    assert db.execute("SELECT * FROM w ORDER BY rowid").fetchall() == wide

@@ -436,17 +436,19 @@ def insert_rows(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, .
     if not rows:
         return
     width = len(rows[0])
+    per = max(1, min(_ROWS, _VALUES // width))
     one = f"({', '.join('?' * width)})"
-    full = len(rows) - len(rows) % _ROWS
+    full = len(rows) - len(rows) % per
     if full:
-        many = insert + ", ".join([one] * _ROWS)
-        for start in range(0, full, _ROWS):
-            db.execute(many, list(itertools.chain.from_iterable(rows[start:start + _ROWS])))
+        many = insert + ", ".join([one] * per)
+        for start in range(0, full, per):
+            db.execute(many, list(itertools.chain.from_iterable(rows[start:start + per])))
     if full < len(rows):
         db.executemany(insert + one, rows[full:])
 
 
-_ROWS = 100  # rows an insert_rows statement (700 values for seven columns: SQLite takes up to 32,766)
+_ROWS = 100  # rows an insert_rows statement, at most
+_VALUES = 999  # values a statement may bind in every SQLite (32,766 from 3.32 on)
 
 
 def _open(path: str) -> sqlite3.Connection:
