@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -9,6 +11,15 @@ import pytest
 
 from redis_server import RedisServer
 from server import Site, SiteFactory
+
+# No DNS but localhost, in this process and in every Python process a test starts (see startup/sitecustomize.py:
+# on PYTHONPATH, Python imports it at start-up)
+STARTUP = str(Path(__file__).parent / "startup")
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (STARTUP, os.environ.get("PYTHONPATH")) if p)
+_spec = importlib.util.spec_from_file_location("dns_guard", os.path.join(STARTUP, "sitecustomize.py"))
+assert _spec is not None and _spec.loader is not None
+dns_guard = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(dns_guard)  # (installs the guard here)
 
 
 @pytest.fixture
@@ -40,28 +51,6 @@ def both_clients(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(linkhound.client, "AUTO_BACKEND", request.param)
     return str(request.param)
-
-
-@pytest.fixture(autouse=True)
-def no_dns(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never look a name up in real DNS but localhost: any other name fails here, at once, as a failed
-    lookup would (Python's resolver, which aiohttp and the standard library use; every network test also runs
-    on aiohttp, so a name that would leak is caught there)."""
-    import ipaddress
-    import socket
-
-    real = socket.getaddrinfo
-
-    def guarded(host: object, *args: object, **kwargs: object) -> object:
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        try:
-            ipaddress.ip_address(name.strip("[]").split("%", 1)[0])
-        except ValueError:
-            if name not in ("localhost", "None") and name:
-                raise socket.gaierror(socket.EAI_NONAME, f"tests may not look up {name!r} in DNS") from None
-        return real(host, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(socket, "getaddrinfo", guarded)
 
 
 @pytest.fixture

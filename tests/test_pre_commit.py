@@ -13,6 +13,7 @@ pytest.importorskip("pre_commit")
 yaml = pytest.importorskip("yaml")
 
 REPO = Path(__file__).parent.parent
+STARTUP = str(Path(__file__).parent / "startup")  # the tests' DNS guard (conftest)
 
 
 def test_hook_definition() -> None:
@@ -42,6 +43,8 @@ def test_pre_commit_try_repo_fails_on_a_broken_link_and_passes_a_good_one(tmp_pa
         git(repo, "add", ".")
         repos[name] = repo
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
+    # pip reaches the package index by name: the tests' DNS guard (conftest) is left out of these processes
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and p != STARTUP)
     env["PRE_COMMIT_HOME"] = str(tmp_path / "cache")
     # Both at once: most of each run is waiting on pip.
     procs = {
