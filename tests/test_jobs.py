@@ -6,6 +6,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from cli_run import arun
+from cli_run import ENV, arun
 from linkhound import Report, Settings
 from linkhound.api import _inputs
 from linkhound.host_pool import HostLimits
@@ -230,3 +233,29 @@ async def test_jobs_warnings_count_every_process_pages(tmp_path: Path, site: Sit
     assert [w for w in two.summary.warnings if "--max-body-size" in w and "(and 21 more)" in w]
     assert len(two.summary.warnings) == len(one.summary.warnings)
     assert {Shard(0, 2).owns(canonical_key(u.split("#")[0])) for u in lines} == {True, False}  # (both had some)
+
+
+async def test_jobs_sigterm_on_the_command_line_ends_the_forked_processes(tmp_path: Path, site: Site) -> None:
+    """SIGTERM to a --jobs 2 command (its second process forked): the report of what was checked, exit 143 well
+    before the 20 s request is answered, and nothing more asked of the server once it has exited."""
+    paths = ["/hang", *[f"/p{i}" for i in range(40)]]
+    site.slow("/hang", 20.0)
+    for i in range(40):
+        site.slow(f"/p{i}", 0.3)
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "--no-progress", "--jobs", "2", "--host-concurrency", "4",
+        "--max-concurrency", "4", "--timeout", "30", "--format", "json", str(tmp_path / "urls.txt"),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+    )
+    while len(site.requests) < 6:
+        await asyncio.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = await asyncio.wait_for(proc.communicate(), 15)
+    assert proc.returncode == 143, err
+    report = json.loads(out)
+    assert report["summary"]["interrupted"] is True and report["results"]
+    seen = len(site.requests)
+    await asyncio.sleep(1.0)  # a process left behind would go on with its share, at 0.3 s a request
+    assert len(site.requests) == seen
+    assert max(site.counts().values()) == 1
