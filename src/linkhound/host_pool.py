@@ -117,8 +117,8 @@ class HostPool:
 
     def try_token(self, host: str) -> float:
         """One more request within a slot already held (a probe made while a page of host is checked): 0.0
-        when it may go now (its token taken, if the host has a rate), else the seconds to wait first. In a
-        distributed run the token is this process's, not the shared budget's."""
+        when it may go now (its token taken, if the host has a rate), else the seconds to wait first (in a
+        distributed run, RedisHostPool takes it from the shared bucket)."""
         h = self._host(host)
         now = self._clock()
         if h.blocked_until > now:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import secrets
 import time
 from collections import deque
@@ -55,6 +56,8 @@ class RedisHostPool(HostPool):
         self._held: dict[str, list[str]] = {}  # host -> slots of requests in flight
         self._asking: dict[str, int] = {}  # host -> slots being fetched
         self._retry_at: dict[str, float] = {}
+        self._tokens: dict[str, int] = {}  # host -> tokens taken in Redis for try_token, not used yet
+        self._token_retry: dict[str, float] = {}  # host -> when to ask Redis for a token again
         self._tasks: set[asyncio.Task[None]] = set()
         self._keeper: asyncio.Task[None] | None = None
 
@@ -72,6 +75,27 @@ class RedisHostPool(HostPool):
             self._spawn(self._ask(host, h.limits))
         h.stats.waits += 1
         return max(self._retry_at.get(host, 0.0) - now, _ASKING)
+
+    def try_token(self, host: str) -> float:
+        """A token of the host's shared bucket for one more request within what is held (robots.txt, a
+        soft-404 probe): taken from Redis in the background, as slots are; until it comes, try again shortly."""
+        h = self._host(host)
+        now = self._clock()
+        if h.blocked_until > now:
+            h.stats.waits += 1
+            return h.blocked_until - now
+        if h.limits.rate is None:  # no bucket to take from
+            h.stats.requests += 1
+            return 0.0
+        if self._tokens.get(host, 0):
+            self._tokens[host] -= 1
+            h.stats.requests += 1
+            return 0.0
+        retry = self._token_retry.get(host, 0.0)
+        if retry <= now:
+            self._token_retry[host] = math.inf  # asking (one ask at a time)
+            self._spawn(self._ask_token(host, h.limits))
+        return _ASKING if retry <= now or retry == math.inf else retry - now
 
     def release(self, host: str) -> None:
         super().release(host)
@@ -108,6 +132,20 @@ class RedisHostPool(HostPool):
                 self._keeper = asyncio.ensure_future(self._keep())
         else:
             self._retry_at[host] = now + (_CAPPED if int(wait) < 0 else int(wait) / 1_000_000)
+
+    async def _ask_token(self, host: str, limits: HostLimits) -> None:
+        """One token, no slot (a cap of 0 in the script): the request it is for goes within a slot or a hold."""
+        try:
+            granted, wait = await self._acquire(host_keys(self._prefix, host), [
+                limits.rate or 0, limits.burst, 0, self._lease_us, "token"])
+        except Exception:  # Redis is away: ask again later
+            self._token_retry[host] = self._clock() + _TROUBLE
+            return
+        if int(granted):
+            self._tokens[host] = self._tokens.get(host, 0) + 1
+            self._token_retry[host] = 0.0
+        else:
+            self._token_retry[host] = self._clock() + max(int(wait), 1000) / 1_000_000
 
     async def _give_back(self, host: str, slot: str) -> None:
         await self._client.zrem(host_keys(self._prefix, host)[1], slot)
