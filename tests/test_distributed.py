@@ -218,7 +218,8 @@ async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url
     pages = [r for r in site.requests if r.path != "/robots.txt"]
     assert len(pages) == 60 and all(n == 1 for (_, path), n in site.counts().items() if path != "/robots.txt")
     assert 1 <= site.hits("/robots.txt") <= 3 if robots else site.hits("/robots.txt") == 0
-    assert site.peak <= concurrency  # three processes, one cap
+    # three processes, one cap (a process's robots.txt read takes a token but no slot of it: one more at most)
+    assert site.peak <= concurrency + robots
     times = [r.at for r in site.requests]
     for i in range(len(times)):  # and one token bucket, give or take one token
         for j in range(i + 1, len(times)):
