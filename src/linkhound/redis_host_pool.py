@@ -141,6 +141,9 @@ class RedisHostPool(HostPool):
         except Exception:  # Redis is away: ask again later
             self._token_retry[host] = self._clock() + _TROUBLE
             return
+        finally:
+            if self._token_retry.get(host) == math.inf:  # (cancelled: the next try_token asks again)
+                self._token_retry[host] = 0.0
         if int(granted):
             self._tokens[host] = self._tokens.get(host, 0) + 1
             self._token_retry[host] = 0.0
