@@ -12,7 +12,6 @@ import signal
 import sys
 from pathlib import Path
 
-import pytest
 from aiohttp import web
 
 import linkhound
@@ -192,34 +191,25 @@ async def test_an_unreachable_redis_is_a_one_line_error(tmp_path: Path) -> None:
         assert err.count("\n") == 1
 
 
-@pytest.mark.parametrize("robots", [False, True])
-async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url: str, tmp_path: Path,
-                                                           robots: bool) -> None:
-    """Three processes, one cap and one token bucket per host, robots.txt requests (one per process) counted in
-    it too."""
+async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url: str, tmp_path: Path) -> None:
     async def page(request: web.Request) -> web.StreamResponse:
         i = int(request.path.rsplit("/", 1)[1])
         await asyncio.sleep(0.05)
         return web.Response(text=html(*(f"/p/{(i * 7 + k) % 60}" for k in range(1, 6))), content_type="text/html")
 
     site.prefixes["/p/"] = page
-    site.page("/robots.txt", "User-agent: *\nDisallow: /private\n", content_type="text/plain")
     rate, burst, concurrency = 25.0, 2, 2
-    workers = [await _worker(redis_url, "polite") for _ in range(2)]  # (the job's settings are the lead's)
+    workers = [await _worker(redis_url, "polite") for _ in range(2)]
     lead = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "polite", "--no-config",
-        *([] if robots else ["--no-robots"]),
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "polite", "--no-config", "--no-robots",
         "--host-rate", str(rate), "--host-burst", str(burst), "--host-concurrency", str(concurrency),
         "--output", str(tmp_path / "report.txt"), site.url("/p/0"), stderr=asyncio.subprocess.PIPE,
     )
     code, err = await _finish(lead)
     assert code == 0, err
     assert [(await _finish(w))[0] for w in workers] == [0, 0]
-    pages = [r for r in site.requests if r.path != "/robots.txt"]
-    assert len(pages) == 60 and all(n == 1 for (_, path), n in site.counts().items() if path != "/robots.txt")
-    assert 1 <= site.hits("/robots.txt") <= 3 if robots else site.hits("/robots.txt") == 0
-    # three processes, one cap (a process's robots.txt read takes a token but no slot of it: one more at most)
-    assert site.peak <= concurrency + robots
+    assert len(site.requests) == 60 and all(n == 1 for n in site.counts().values())
+    assert site.peak <= concurrency  # three processes, one cap
     times = [r.at for r in site.requests]
     for i in range(len(times)):  # and one token bucket, give or take one token
         for j in range(i + 1, len(times)):
