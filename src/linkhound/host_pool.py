@@ -124,10 +124,14 @@ class HostPool:
         if h.blocked_until > now:
             h.stats.waits += 1
             return h.blocked_until - now
-        wait = _take_token(h, now)
+        wait = self._token(host, h, now)
         if not wait:
             h.stats.requests += 1
         return wait
+
+    def _token(self, host: str, h: HostState, now: float) -> float:
+        """try_token's token, from the host's own bucket here: 0.0 when taken, else the seconds to wait."""
+        return _take_token(h, now)
 
     def release(self, host: str) -> None:
         self._host(host).active -= 1

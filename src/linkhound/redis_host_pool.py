@@ -76,20 +76,13 @@ class RedisHostPool(HostPool):
         h.stats.waits += 1
         return max(self._retry_at.get(host, 0.0) - now, _ASKING)
 
-    def try_token(self, host: str) -> float:
+    def _token(self, host: str, h: HostState, now: float) -> float:
         """A token of the host's shared bucket for one more request within what is held (robots.txt, a
         soft-404 probe): taken from Redis in the background, as slots are; until it comes, try again shortly."""
-        h = self._host(host)
-        now = self._clock()
-        if h.blocked_until > now:
-            h.stats.waits += 1
-            return h.blocked_until - now
         if h.limits.rate is None:  # no bucket to take from
-            h.stats.requests += 1
             return 0.0
         if self._tokens.get(host, 0):
             self._tokens[host] -= 1
-            h.stats.requests += 1
             return 0.0
         retry = self._token_retry.get(host, 0.0)
         if retry <= now:

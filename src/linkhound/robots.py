@@ -78,7 +78,7 @@ class Robots:
     async def _fetch(self, origin: str, host: str) -> RobotsRules:
         self.fetched += 1
         # a request to the host like the others: it takes a token of the host's rate (while the host is held,
-        # nothing else is asked of it, so no slot is taken)
+        # this process asks nothing else of it, so no slot is taken)
         while (wait := self._pool.try_token(host)) > 0:
             await asyncio.sleep(wait)
         try:
