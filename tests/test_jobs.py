@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from cli_run import ENV, arun
+from cli_run import ENV, HANG_GUARD, arun
 from linkhound import Report, Settings
 from linkhound.api import _inputs
 from linkhound.host_pool import HostLimits
@@ -248,8 +248,9 @@ async def test_jobs_sigterm_on_the_command_line_ends_the_forked_processes(tmp_pa
         "--max-concurrency", "4", "--timeout", "30", "--format", "json", str(tmp_path / "urls.txt"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
     )
-    while len(site.requests) < 6:
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(HANG_GUARD):
+        while len(site.requests) < 6:
+            await asyncio.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     out, err = await asyncio.wait_for(proc.communicate(), 15)
     assert proc.returncode == 143, err
