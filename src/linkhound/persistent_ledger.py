@@ -94,6 +94,7 @@ _PAGES = ("SELECT p.url, p.key, rec.depth, p.links, p.followed FROM pages p LEFT
 _DONE = 2  # a record's progress when fetched (sqlite_state.py)
 _CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per generation of two
 _HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
+_MOOT = -1  # a target's result failed: its fragments are not checked (see _against)
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
 T = TypeVar("T")
@@ -159,8 +160,11 @@ class PersistentLedger:
         self._db.execute(_INDEX if self._indexed else "DROP INDEX IF EXISTS refs_of")
         self._asked: dict[int, set[str]] = {}  # fragments asked for since the last write, by target
         self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
-        # what _fragment_context() read lately, by target (dropped when its result changes)
-        self._contexts: dict[int, tuple[str, Result, Anchors | None] | None] = {}
+        # what a #fragment asked of a target is checked against, for targets whose result is known lately: the
+        # anchor set's id (the result passed) or _MOOT (it didn't: no fragment of it is checked); two generations.
+        # A target whose anchors are not in the file yet (a local file's, read on first need) has none.
+        self._against: dict[int, int] = {}
+        self._against_old: dict[int, int] = {}
         self.pages = StoredPages(self)
         self.notes_source: Callable[[], Notes] | None = None  # the run's caps and warnings, saved at each commit
         state.before_commit(self._write)
@@ -248,14 +252,13 @@ class PersistentLedger:
             self._db.execute("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
-            if tid in self._contexts:  # (a page's fragments are asked for from many pages: read once for a while)
-                context = self._contexts[tid]
-            else:
-                context = self._fragment_context(tid)
-                if len(self._contexts) >= 1024:
-                    self._contexts.clear()
-                self._contexts[tid] = context
-            self._check_stored_fragment(tid, fragment, context)
+            aid = self._against.get(tid)
+            if aid is None:
+                aid = self._against_old.get(tid)
+            if aid is not None and (aid == _MOOT or self._anchors(aid).has(fragment)):
+                self._verdict(tid, fragment)  # (a page's fragments are asked for from many pages: no read)
+            else:  # (the result read back from the file, and a broken fragment's result made of it)
+                self._check_stored_fragment(tid, fragment, self._fragment_context(tid))
 
     def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
         # the common case, a link asking for no fragment in a document read the first time, in one step: no
@@ -303,8 +306,8 @@ class PersistentLedger:
         entry = self._entry(key, result.url)
         tid = entry >> 2
         first = not entry & _HAS_RESULT
-        self._contexts.pop(tid, None)
         aid = self._anchor_id(anchors) if anchors is not None else None
+        self._checked_against(tid, aid if result.status.is_ok else _MOOT)
         self._state.write_soon()
         if first:
             self._done_seq += 1
@@ -331,7 +334,7 @@ class PersistentLedger:
             if entry is None:
                 continue
             tid = entry >> 2
-            self._contexts.pop(tid, None)
+            self._checked_against(tid, None)
             self._db.execute("UPDATE targets SET result = NULL, anchors = NULL, done = NULL WHERE id = ?", (tid,))
             self._db.execute("DELETE FROM broken WHERE target = ?", (tid,))
             self._keep(key, entry & ~_HAS_RESULT)
@@ -541,20 +544,41 @@ class PersistentLedger:
         url = url or key
         result = _load(blob, url)
         if not result.status.is_ok:
+            self._checked_against(tid, _MOOT)
             return None
         if aid is not None:
+            self._checked_against(tid, aid)
             return url, result, self._anchors(aid)
         loader = self._loaders.pop(tid, None)  # a local file's, read on first need
         anchors = loader() if loader is not None else None
         if anchors is not None:
-            self._db.execute("UPDATE targets SET anchors = ? WHERE id = ?", (self._anchor_id(anchors), tid))
+            aid = self._anchor_id(anchors)
+            self._db.execute("UPDATE targets SET anchors = ? WHERE id = ?", (aid, tid))
+            self._checked_against(tid, aid)
         return url, result, anchors
 
-    def _check_stored_fragment(self, tid: int, fragment: str, context: tuple[str, Result, Anchors | None] | None
-                               ) -> None:
+    def _checked_against(self, tid: int, aid: int | None) -> None:
+        """What tid's fragments are checked against from now on: aid's anchors, none (_MOOT), or unknown here
+        (None: read from the file when asked)."""
+        if aid is None:
+            self._against.pop(tid, None)
+            self._against_old.pop(tid, None)
+            return
+        against = self._against
+        if len(against) >= _CACHE >> 1 and tid not in against:
+            self._against_old, self._against = against, {}
+            against = self._against
+        against[tid] = aid
+
+    def _verdict(self, tid: int, fragment: str) -> None:
+        """tid's fragment is checked against its latest result."""
         if len(self._verdicts) >= _CACHE:
             self._verdicts.clear()
         self._verdicts.add((tid, fragment))
+
+    def _check_stored_fragment(self, tid: int, fragment: str, context: tuple[str, Result, Anchors | None] | None
+                               ) -> None:
+        self._verdict(tid, fragment)
         if context is None:
             return
         url, result, anchors = context
