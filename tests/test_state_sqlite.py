@@ -223,3 +223,43 @@ def test_insert_rows_writes_every_row_in_order(count: int) -> None:
     db.execute(f"CREATE TABLE w ({', '.join(f'c{i}' for i in range(600))})")
     insert_rows(db, "INSERT INTO w VALUES ", wide)
     assert db.execute("SELECT * FROM w ORDER BY rowid").fetchall() == wide
+
+
+async def test_references_come_back_from_the_state_file_as_they_were_recorded(tmp_path: Path) -> None:
+    """A reference is a few packed columns of the file (place in one integer, fragment and text in one blob):
+    every kind comes back whole, in order, with fragments counted apart: a text that ends the target's key or
+    not, a #fragment with a colon and a non-ASCII letter in it, an empty text, a line or column too large to pack,
+    a reference in the first session's file read again by the next."""
+    from linkhound.persistent_ledger import open_crawl
+    from linkhound.status import Status
+    from linkhound.types import Reference, Result
+
+    key = "http://127.0.0.1:8/docs/page"
+    refs = [
+        (Reference("http://127.0.0.1:8/", 3, 10, "a", "href", "/docs/page"), None),
+        (Reference("http://127.0.0.1:8/", 3, 40, "a", "href", "page"), None),
+        (Reference("http://127.0.0.1:8/x", 1, 1, "img", "src", "other text"), None),
+        (Reference("http://127.0.0.1:8/x", 2, 5, "a", "href", "/docs/page#a:bé"), "a:bé"),
+        (Reference("http://127.0.0.1:8/y", 0, 0, "input", "", ""), None),
+        (Reference("http://127.0.0.1:8/y", 1 << 30, (1 << 40) + 7, "link", "href", "p#x"), "x"),
+        (Reference("http://127.0.0.1:8/z", 9, 9, "a", "href", "/docs/page#a:bé"), "a:bé"),
+    ]
+
+    def record(directory: Path) -> None:
+        state, ledger = open_crawl(str(directory), Limits(), lambda host: None, None)
+        try:
+            for ref, fragment in refs:
+                ledger.refer(key, key, ref, fragment)
+            ledger.checked(key, Result(key, Status.OK, 200, "OK"))
+        finally:
+            ledger.close()
+
+    record(tmp_path / "state")
+    state, ledger = open_crawl(str(tmp_path / "state"), Limits(), lambda host: None, None)
+    try:
+        assert ledger.references_of(key) == [ref for ref, _ in refs]
+        (target,) = [row[0] for row in ledger._db.execute("SELECT id FROM targets")]
+        assert ledger._count_refs(target, ["a:bé", "x", "y"]) == {"a:bé": 2, "x": 1}
+        assert [f for f, _ in ledger._read_refs(target)] == [f for _, f in refs]
+    finally:
+        ledger.close()

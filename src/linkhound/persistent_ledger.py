@@ -47,9 +47,12 @@ STATE_FILE = "crawl.sqlite"
 # random place in it), so it is made when first needed (by the report, or all along when results are streamed
 # with their references), in one sorted pass. So are those that only a resumed session reads (references and
 # pages by the document they come from: what a document read again gave before).
-# A reference's element and attribute are a pair id (pairs: a handful of rows), and its text, where the target's
-# key ends with it (a link written as the URL or its path, nearly always), is the length of that end: fewer
-# bytes per row, the most numerous rows of the file.
+# A reference is four columns, the file's most numerous rows (fewer values to bind: an insert costs about half
+# what it did with seven, 0.7-0.9 against 1.3-1.9 us a row measured with a file like this one): its target, its
+# document, its place (line, column and pair in one integer, or "line:col:pair" in the rare case one is too
+# large: see _place) and its text. Element and attribute are a pair id (pairs: a handful of rows); the text,
+# where the target's key ends with it (a link written as the URL or its path, nearly always), is the length of
+# that end; a reference that asks for a #fragment has its fragment and text in one blob (see _with_fragment).
 # The records table is the crawl state's (sqlite_state.py): the report reads each URL's depth from it.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS notes (name TEXT PRIMARY KEY, value BLOB NOT NULL);
@@ -60,8 +63,7 @@ CREATE TABLE IF NOT EXISTS targets (
 CREATE TABLE IF NOT EXISTS anchor_sets (id INTEGER PRIMARY KEY, names BLOB NOT NULL, folded INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sources (id INTEGER PRIMARY KEY, url TEXT NOT NULL, session INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS refs (
-    id INTEGER PRIMARY KEY, target INTEGER NOT NULL, fragment TEXT, source INTEGER NOT NULL, line INTEGER NOT NULL,
-    col INTEGER NOT NULL, pair INTEGER NOT NULL, text NOT NULL
+    id INTEGER PRIMARY KEY, target INTEGER NOT NULL, source INTEGER NOT NULL, place NOT NULL, text NOT NULL
 );
 CREATE TABLE IF NOT EXISTS pairs (id INTEGER PRIMARY KEY, element TEXT NOT NULL, attribute TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS asked (target INTEGER NOT NULL, fragment TEXT NOT NULL, PRIMARY KEY (target, fragment))
@@ -76,14 +78,14 @@ CREATE TABLE IF NOT EXISTS pages (
     session INTEGER NOT NULL
 );
 """
-_INSERT_REF = "INSERT INTO refs (target, fragment, source, line, col, pair, text) VALUES "
-_REFS = ("SELECT r.fragment, s.url, r.line, r.col, r.pair, r.text FROM refs r"
-         " JOIN sources s ON s.id = r.source WHERE r.target = ? ORDER BY r.id")
-_INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target, fragment)"
+_INSERT_REF = "INSERT INTO refs (target, source, place, text) VALUES "
+_REFS = ("SELECT s.url, r.place, r.text FROM refs r JOIN sources s ON s.id = r.source WHERE r.target = ?"
+         " ORDER BY r.id")
+_INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target)"
 _RESUMING = ("CREATE INDEX IF NOT EXISTS refs_from ON refs (source)",
              "CREATE INDEX IF NOT EXISTS sources_at ON sources (url)",
              "CREATE INDEX IF NOT EXISTS pages_at ON pages (url)")
-_REFS_FROM = ("SELECT t.key, r.fragment, r.line, r.col, r.pair, r.text FROM refs r"
+_REFS_FROM = ("SELECT t.key, r.place, r.text FROM refs r"
               " JOIN targets t ON t.id = r.target WHERE r.source IN (SELECT id FROM sources WHERE url = ?)")
 _RESULTS = (
     "SELECT t.id, t.key, t.url, t.result, t.fragments, rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
@@ -416,14 +418,14 @@ class PersistentLedger:
                 if n:
                     yield with_refs(r, TargetRefs(self, tid, n, key=key), depth)
                 continue
-            broken = db.execute("SELECT b.fragment, b.result, (SELECT count(*) FROM refs WHERE target = b.target"
-                                " AND fragment = b.fragment) FROM broken b WHERE b.target = ? ORDER BY b.fragment",
+            broken = db.execute("SELECT fragment, result FROM broken WHERE target = ? ORDER BY fragment",
                                 (tid,)).fetchall()
-            left_out = tuple(f for f, _, _ in broken)
-            rest = n - sum(m for _, _, m in broken)
+            left_out = tuple(f for f, _ in broken)
+            counts = self._count_refs(tid, left_out) if broken else Counter()
+            rest = n - sum(counts.values())
             yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out, key=key), depth)
-            for fragment, result, m in broken:
-                refs = TargetRefs(self, tid, m, only=fragment, key=key)
+            for fragment, result in broken:
+                refs = TargetRefs(self, tid, counts[fragment], only=fragment, key=key)
                 yield with_refs(_load(result, f"{url}#{fragment}"), refs, depth)
 
     # -- the file ----------------------------------------------------------------------------------------
@@ -485,8 +487,9 @@ class PersistentLedger:
                 self._db.execute("UPDATE sources SET session = ? WHERE url = ?", (self._session, url))
                 self._write_refs()
                 names = self._pair_names
-                earlier = Counter((key, fragment, line, col, *names[pair], key[-text:] if type(text) is int else text)
-                                  for key, fragment, line, col, pair, text in self._db.execute(_REFS_FROM, (url,)))
+                earlier = Counter((key, fragment, line, col, *names[pair], text)
+                                  for key, place, stored in self._db.execute(_REFS_FROM, (url,))
+                                  for fragment, line, col, pair, text in (_unpack(key, place, stored),))
                 if earlier:
                     self._skip[url] = earlier
             if rows:
@@ -590,7 +593,8 @@ class PersistentLedger:
                                   (tid, fragment, _dump(broken, f"{url}#{fragment}")))
         if cursor.rowcount and self._emit is not None:
             self._index()
-            self._emit(with_refs(broken, TargetRefs(self, tid, self._count_refs(tid, fragment), only=fragment)))
+            n = self._count_refs(tid, (fragment,))[fragment]
+            self._emit(with_refs(broken, TargetRefs(self, tid, n, only=fragment)))
 
     def _pass_on_stored(self, ending: int, end_key: str, only: int | None = None) -> None:
         """end's result, with the redirect's chain, is the result of each redirect waiting for it (or of only
@@ -619,11 +623,10 @@ class PersistentLedger:
     def _read_refs(self, tid: int, key: str | None = None) -> Iterator[tuple[str | None, Reference]]:
         """tid's references in the order they were recorded, each with the fragment it asks for."""
         names = self._pair_names
-        for fragment, source, line, col, pair, text in self._reader().execute(_REFS, (tid,)):
-            if type(text) is int:  # the end of the target's key
-                if key is None:
-                    key = str(self._one("SELECT key FROM targets WHERE id = ?", (tid,))[0])
-                text = key[-text:]
+        if key is None:
+            key = str(self._one("SELECT key FROM targets WHERE id = ?", (tid,))[0])
+        for source, place, stored in self._reader().execute(_REFS, (tid,)):
+            fragment, line, col, pair, text = _unpack(key, place, stored)
             element, attribute = names[pair]
             yield fragment, Reference(source, line, col, element, attribute, text)
 
@@ -633,7 +636,11 @@ class PersistentLedger:
         pair = self._pairs.get((element, attribute))
         if pair is None:
             pair = self._pair(element, attribute)
-        return tid, fragment, sid, line, column, pair, len(text) if text and key.endswith(text) else text
+        place = line << 40 | column << 12 | pair if 0 <= line < _LINES and 0 <= column < _COLUMNS and pair < _PAIRS \
+            else f"{line}:{column}:{pair}"
+        if fragment is not None:
+            return tid, sid, place, _with_fragment(fragment, text)
+        return tid, sid, place, len(text) if text and key.endswith(text) else text
 
     def _pair(self, element: str, attribute: str) -> int:
         """The id of a pair of element and attribute not met before (a row made)."""
@@ -644,8 +651,11 @@ class PersistentLedger:
         self._pairs[(element, attribute)] = pair
         return pair
 
-    def _count_refs(self, tid: int, fragment: str) -> int:
-        return int(self._one("SELECT count(*) FROM refs WHERE target = ? AND fragment = ?", (tid, fragment))[0])
+    def _count_refs(self, tid: int, fragments: Iterable[str]) -> Counter[str]:
+        """How many of tid's references ask for each of fragments (one pass over them)."""
+        wanted = set(fragments)
+        return Counter(f for (stored,) in self._reader().execute("SELECT text FROM refs WHERE target = ?", (tid,))
+                       if type(stored) is bytes and (f := _fragment_of(stored)) in wanted)
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         return self._reader().execute(sql, args).fetchone()
@@ -792,6 +802,40 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
 
 def _target_of(row: tuple[Any, ...]) -> int:
     return int(row[0])
+
+
+_LINES, _COLUMNS, _PAIRS = 1 << 23, 1 << 28, 1 << 12  # what a reference's place holds of each, in one integer
+
+
+def _with_fragment(fragment: str, text: str) -> bytes:
+    """The text column of a reference that asks for fragment: "<length of fragment>:<fragment><text>"."""
+    return f"{len(fragment)}:{fragment}{text}".encode("utf-8", "surrogatepass")
+
+
+def _split(stored: bytes) -> tuple[str, str]:
+    """What _with_fragment() made: (fragment, text)."""
+    both = stored.decode("utf-8", "surrogatepass")
+    colon = both.index(":")
+    end = colon + 1 + int(both[:colon])
+    return both[colon + 1:end], both[end:]
+
+
+def _fragment_of(stored: bytes) -> str:
+    return _split(stored)[0]
+
+
+def _unpack(key: str, place: int | str, stored: int | str | bytes) -> tuple[str | None, int, int, int, str]:
+    """A reference's row as (fragment, line, column, pair id, text); key is its target's."""
+    if type(place) is int:
+        line, col, pair = place >> 40, place >> 12 & (_COLUMNS - 1), place & (_PAIRS - 1)
+    else:
+        line, col, pair = map(int, str(place).split(":"))
+    if isinstance(stored, int):  # the end of the target's key
+        return None, line, col, pair, key[-stored:]
+    if isinstance(stored, str):
+        return None, line, col, pair, stored
+    fragment, text = _split(stored)
+    return fragment, line, col, pair, text
 
 
 def _row(r: Result) -> list[Any]:
