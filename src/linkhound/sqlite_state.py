@@ -60,8 +60,7 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
 _ADOPT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
           " VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)")  # fetched already, as a page
 # (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
-_CLAIM = ("SELECT id, key, url, depth, plan, seed FROM records WHERE host = ? AND progress = 0"
-          " ORDER BY depth, seq LIMIT 1")
+_CLAIM = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT 1"
 
 
 class _Rec:
@@ -200,13 +199,12 @@ class SqliteState:
         self._begin()
         row = self._db.execute(_CLAIM, (host,)).fetchone()
         assert row is not None, host  # the count said the queue holds one
-        rid, key, url, depth, plan, seed = row
-        self._db.execute("UPDATE records SET progress = 1 WHERE id = ?", (rid,))
-        cached = self._young.get(key) or self._old.get(key)
-        if cached is not None:
-            cached.progress = _IN_FLIGHT
+        r = self._young.get(row[1]) or self._old.pop(row[1], None) or _Rec(row)
+        self._db.execute("UPDATE records SET progress = 1 WHERE id = ?", (r.id,))
+        r.progress = _IN_FLIGHT
+        self._keep(r)  # (its page's depth is asked for as its links are added, and it is done: no read then)
         self._dequeued(host)
-        return Claim(key, key if url is None else url, host, depth, Plan(plan), bool(seed))
+        return Claim(r.key, r.url, host, r.depth, Plan(r.plan), bool(r.seed))
 
     async def done(self, claim: Claim, served: Plan) -> None:
         self._begin()
