@@ -50,7 +50,7 @@ STATE_FILE = "crawl.sqlite"
 # A reference is four columns, the file's most numerous rows (fewer values to bind: an insert costs about half
 # what it did with seven, 0.7-0.9 against 1.3-1.9 us a row measured with a file like this one): its target, its
 # document, its place (line, column and pair in one integer, or "line:col:pair" in the rare case one is too
-# large: see _place) and its text. Element and attribute are a pair id (pairs: a handful of rows); the text,
+# large: see _ref_row) and its text. Element and attribute are a pair id (pairs: a handful of rows); the text,
 # where the target's key ends with it (a link written as the URL or its path, nearly always), is the length of
 # that end; a reference that asks for a #fragment has its fragment and text in one blob (see _with_fragment).
 # The records table is the crawl state's (sqlite_state.py): the report reads each URL's depth from it.
@@ -655,7 +655,7 @@ class PersistentLedger:
         """How many of tid's references ask for each of fragments (one pass over them)."""
         wanted = set(fragments)
         return Counter(f for (stored,) in self._reader().execute("SELECT text FROM refs WHERE target = ?", (tid,))
-                       if type(stored) is bytes and (f := _fragment_of(stored)) in wanted)
+                       if type(stored) is bytes and (f := _split(stored)[0]) in wanted)
 
     def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
         return self._reader().execute(sql, args).fetchone()
@@ -818,10 +818,6 @@ def _split(stored: bytes) -> tuple[str, str]:
     colon = both.index(":")
     end = colon + 1 + int(both[:colon])
     return both[colon + 1:end], both[end:]
-
-
-def _fragment_of(stored: bytes) -> str:
-    return _split(stored)[0]
 
 
 def _unpack(key: str, place: int | str, stored: int | str | bytes) -> tuple[str | None, int, int, int, str]:
