@@ -124,6 +124,8 @@ class PersistentLedger:
         self._path = state.path
         self._db = state.connection
         self._db.executescript(_SCHEMA)
+        self._cursor = state.cursor()  # for statements whose rows are read at once (see SqliteState._sql)
+        self._sql = self._cursor.execute
         self._closed = False
         self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
         self._session = int(self._one("SELECT max(coalesce((SELECT max(session) FROM sources), 0),"
@@ -251,7 +253,7 @@ class PersistentLedger:
             asked.add(fragment)
         if not entry & _HAS_FRAGMENTS:
             self._state.write_soon()
-            self._db.execute("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
+            self._sql("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
             aid = self._against.get(tid)
@@ -313,16 +315,21 @@ class PersistentLedger:
         self._state.write_soon()
         if first:
             self._done_seq += 1
-            self._db.execute("UPDATE targets SET result = ?, anchors = coalesce(?, anchors), done = ? WHERE id = ?",
-                             (_dump(result, key), aid, self._done_seq, tid))
+            if aid is None:
+                self._sql("UPDATE targets SET result = ?, done = ? WHERE id = ?",
+                                 (_dump(result, key), self._done_seq, tid))
+            else:
+                self._sql("UPDATE targets SET result = ?, anchors = ?, done = ? WHERE id = ?",
+                                 (_dump(result, key), aid, self._done_seq, tid))
             self._keep(key, entry | _HAS_RESULT)
             if self._emit is not None:
                 refs = self._refs_of(tid)
                 if refs:
                     self._emit(with_refs(result, refs))
+        elif aid is None:
+            self._sql("UPDATE targets SET result = ? WHERE id = ?", (_dump(result, key), tid))
         else:
-            self._db.execute("UPDATE targets SET result = ?, anchors = coalesce(?, anchors) WHERE id = ?",
-                             (_dump(result, key), aid, tid))
+            self._sql("UPDATE targets SET result = ?, anchors = ? WHERE id = ?", (_dump(result, key), aid, tid))
         if entry & _HAS_FRAGMENTS:  # each against this result (the verdicts noted so far are its own)
             self._check_stored_fragments(tid, None if anchors is None else (result, anchors))
         if tid in self._ends and key not in self._passing:  # (a circle of redirects stops where it began)
@@ -368,8 +375,8 @@ class PersistentLedger:
         if earlier is not None:  # matched once: a second equal entry of this session is a page of its own
             self._db.execute("UPDATE pages SET session = ? WHERE seq = ?", (self._session, earlier[0]))
             return False
-        self._db.execute("INSERT INTO pages (url, key, links, followed, session) VALUES (?, ?, ?, ?, ?)",
-                         (url, key, links, bool(followed), self._session))
+        self._sql("INSERT INTO pages (url, key, links, followed, session) VALUES (?, ?, ?, ?, ?)",
+                         (url, key, links, int(bool(followed)), self._session))
         return True
 
     def notes(self, caps: set[str], warnings: list[str]) -> Notes:
@@ -452,8 +459,9 @@ class PersistentLedger:
         entry = self._find(key)
         if entry is None:
             self._state.write_soon()
-            cursor = self._db.execute("INSERT INTO targets (key, url) VALUES (?, ?)",
-                                      (key, None if url == key else url))
+            # (bound values exact ints and strs, a NULL in the statement: see sqlite_state's note on _INSERT)
+            cursor = self._sql("INSERT INTO targets (key, url) VALUES (?, NULL)", (key,)) if url == key \
+                else self._sql("INSERT INTO targets (key, url) VALUES (?, ?)", (key, url))
             assert cursor.lastrowid is not None
             entry = cursor.lastrowid << 2
             self._count += 1
@@ -495,7 +503,7 @@ class PersistentLedger:
             if rows:
                 sid = rows[-1][0]
             else:
-                cursor = self._db.execute("INSERT INTO sources VALUES (NULL, ?, ?)", (url, self._session))
+                cursor = self._sql("INSERT INTO sources VALUES (NULL, ?, ?)", (url, self._session))
                 assert cursor.lastrowid is not None
                 sid = cursor.lastrowid
         young = self._sources_young
@@ -530,7 +538,7 @@ class PersistentLedger:
 
     def _check_stored_fragments(self, tid: int, latest: tuple[Result, Anchors] | None = None) -> None:
         """Each fragment asked of tid, against its latest result (with its anchors, when the caller has them)."""
-        asked = {f for (f,) in self._db.execute("SELECT fragment FROM asked WHERE target = ?", (tid,))}
+        asked = {f for (f,) in self._sql("SELECT fragment FROM asked WHERE target = ?", (tid,))}
         asked.update(self._asked.get(tid, ()))
         if asked:
             context = self._fragment_context(tid, latest)
@@ -688,7 +696,7 @@ class PersistentLedger:
             self._state.write_soon()
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
                 self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
-            insert_rows(self._db, _INSERT_REF, self._pending)
+            insert_rows(self._cursor, _INSERT_REF, self._pending)
             self._pending = []
 
     def _write(self) -> None:
@@ -807,12 +815,13 @@ def _target_of(row: tuple[Any, ...]) -> int:
 _LINES, _COLUMNS, _PAIRS = 1 << 23, 1 << 28, 1 << 12  # what a reference's place holds of each, in one integer
 
 
-def _with_fragment(fragment: str, text: str) -> bytes:
-    """The text column of a reference that asks for fragment: "<length of fragment>:<fragment><text>"."""
-    return f"{len(fragment)}:{fragment}{text}".encode("utf-8", "surrogatepass")
+def _with_fragment(fragment: str, text: str) -> bytearray:
+    """The text column of a reference that asks for fragment: "<length of fragment>:<fragment><text>" (a blob;
+    bound as a bytearray, which the sqlite3 module takes as it is, where bytes go through its adapter lookup)."""
+    return bytearray(f"{len(fragment)}:{fragment}{text}", "utf-8", "surrogatepass")
 
 
-def _split(stored: bytes) -> tuple[str, str]:
+def _split(stored: bytes | bytearray) -> tuple[str, str]:
     """What _with_fragment() made: (fragment, text)."""
     both = stored.decode("utf-8", "surrogatepass")
     colon = both.index(":")
@@ -839,12 +848,13 @@ def _row(r: Result) -> list[Any]:
             r.cached, list(r.redirect_codes)]
 
 
-def _dump(r: Result, url: str) -> bytes:
-    """r as stored: its url left out (null) where it is url, the row's own (nearly always)."""
+def _dump(r: Result, url: str) -> bytearray:
+    """r as stored: its url left out (null) where it is url, the row's own (nearly always). (A bytearray: see
+    _with_fragment.)"""
     row = _row(r)
     if r.url == url:
         row[0] = None
-    return orjson.dumps(row)
+    return bytearray(orjson.dumps(row))
 
 
 def _load(blob: bytes, url: str) -> Result:

@@ -16,6 +16,7 @@ from .exceptions import UsageError
 
 SCHEMA_VERSION = 5
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
+_CHECK = int(Plan.CHECK)
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
 _CACHE_KIB = 32 * 1024
@@ -53,10 +54,15 @@ _COLUMNS = "id, key, url, host, depth, plan, served, progress, crawlable, body, 
 _BY_KEY = f"SELECT {_COLUMNS} FROM records WHERE key = ?"
 _CHILDREN = "SELECT children FROM edges WHERE parent = ?"
 _EDGES = "INSERT INTO edges VALUES (?, ?)"
+# Values are bound as exact ints and strs (and bytearrays): the sqlite3 module gives any other type (bool, None,
+# bytes, an IntEnum) to its adapter lookup first, which costs 1.2-1.9 us a value (it raises and clears an
+# AttributeError); so a NULL is written in the statement (a variant without that value), not bound as None.
 _INSERT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
            " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")
+_INSERT_SAME = _INSERT.replace("(?, ?, ?", "(?, NULL, ?", 1)  # url is the key's (nearly always)
 _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, crawlable = ?, body = ?, seed = ?,"
          " seq = ? WHERE id = ?")
+_SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
           " VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)")  # fetched already, as a page
 # (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
@@ -98,6 +104,7 @@ class SqliteState:
         self._on_host_ready = on_host_ready
         self._interval = commit_interval
         self._db = _open(path)
+        self._cursors: list[sqlite3.Cursor] = []
         self._before_commit: list[Callable[[], None]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
@@ -111,6 +118,10 @@ class SqliteState:
         except BaseException:
             self._db.close()
             raise
+        # One cursor for the statements of a step whose rows are read at once (most of them): executed on the
+        # connection, each would make a cursor of its own (about 1 us a statement, a million statements a
+        # 100k-page crawl). A loop over rows that runs other statements meanwhile keeps a cursor of its own.
+        self._sql = self.cursor().execute
 
     def _resume(self) -> None:
         db = self._db
@@ -158,7 +169,7 @@ class SqliteState:
             edges = []
             if page.hop != hop:
                 page.hop = hop
-                self._db.execute("UPDATE records SET hop = ? WHERE id = ?", (hop, page.id))
+                self._sql("UPDATE records SET hop = ? WHERE id = ?", (hop, page.id))
         for f in found:
             r = self._load(f.key)
             if r is None:
@@ -171,7 +182,7 @@ class SqliteState:
         if edges is not None:
             edges.extend(known)
             if edges:
-                self._db.execute(_EDGES, (page.id, orjson.dumps(edges)))  # type: ignore[union-attr]
+                self._sql(_EDGES, (page.id, bytearray(orjson.dumps(edges))))  # type: ignore[union-attr]
         return changed
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
@@ -179,8 +190,8 @@ class SqliteState:
         r = self._load(found.key)
         adopted = r is None
         if r is None:
-            self._db.execute(_ADOPT, (found.key, _url_column(found), found.host, found.depth, found.crawl,
-                                      found.body, found.seed))
+            self._db.execute(_ADOPT, (found.key, _url_column(found), found.host, found.depth, int(found.crawl),
+                                      int(found.body), int(found.seed)))
             self._pages += 1
         else:
             self._update(r, found, [])
@@ -197,10 +208,10 @@ class SqliteState:
         if not self._per_host.get(host):
             return None
         self._begin()
-        row = self._db.execute(_CLAIM, (host,)).fetchone()
+        row = self._sql(_CLAIM, (host,)).fetchone()
         assert row is not None, host  # the count said the queue holds one
         r = self._young.get(row[1]) or self._old.pop(row[1], None) or _Rec(row)
-        self._db.execute("UPDATE records SET progress = 1 WHERE id = ?", (r.id,))
+        self._sql("UPDATE records SET progress = 1 WHERE id = ?", (r.id,))
         r.progress = _IN_FLIGHT
         self._keep(r)  # (its page's depth is asked for as its links are added, and it is done: no read then)
         self._dequeued(host)
@@ -211,7 +222,7 @@ class SqliteState:
         r = self._load(claim.key)
         assert r is not None, claim.key
         # a fetch made for a plan satisfies it, whatever it got: asking again the same way would get the same
-        r.served = max(served, claim.plan) if r.served is None else max(r.served, served, claim.plan)
+        r.served = int(max(served, claim.plan) if r.served is None else max(r.served, served, claim.plan))
         if r.plan > r.served:  # the plan rose while it was in flight: fetch it again, for the new plan
             self.refetched += 1
             self._enqueue(r)
@@ -282,10 +293,19 @@ class SqliteState:
             self._enqueue(r)
             self._save(r)
 
+    def cursor(self) -> sqlite3.Cursor:
+        """A cursor of the file's connection, to be reused (closed with it: a cursor left open would hold the
+        file's lock past close(), until it is freed)."""
+        cursor = self._db.cursor()
+        self._cursors.append(cursor)
+        return cursor
+
     def close(self) -> None:
         """Commit and close (again: nothing)."""
         if not self._closed:
             self.flush()
+            for cursor in self._cursors:
+                cursor.close()
             self._db.close()
             self._closed = True
 
@@ -303,24 +323,29 @@ class SqliteState:
         plan = wanted(r, self._limits, self._pages)
         if plan is Plan.PAGE and r.plan != Plan.PAGE:
             self._pages += 1  # granted now
-        return plan
+        return int(plan)
 
     def _insert(self, f: Found) -> _Rec:
-        r = _Rec((0, f.key, f.url, f.host, f.depth, Plan.CHECK, None, _QUEUED, f.crawl, f.body, f.seed, 1, 0))
+        r = _Rec((0, f.key, f.url, f.host, f.depth, _CHECK, None, _QUEUED, int(f.crawl), int(f.body), int(f.seed),
+                  1, 0))
         r.plan = self._wanted(r)
         self._unfinished += 1
         r.seq = self._next_seq()
-        cursor = self._db.execute(_INSERT, (f.key, _url_column(f), f.host, f.depth, r.plan, _QUEUED, f.crawl,
-                                            f.body, f.seed, r.seq))
+        if f.url == f.key:
+            cursor = self._sql(_INSERT_SAME, (f.key, f.host, f.depth, r.plan, _QUEUED, r.crawlable, r.body, r.seed,
+                                              r.seq))
+        else:
+            cursor = self._sql(_INSERT, (f.key, f.url, f.host, f.depth, r.plan, _QUEUED, r.crawlable, r.body, r.seed,
+                                         r.seq))
         r.id = cursor.lastrowid or 0
         self._queued_on(f.host)
         self._keep(r)
         return r
 
     def _update(self, r: _Rec, f: Found, changed: list[Claim]) -> None:
-        r.crawlable = r.crawlable or f.crawl
-        r.body = r.body or f.body
-        r.seed = r.seed or f.seed
+        r.crawlable = r.crawlable or int(f.crawl)
+        r.body = r.body or int(f.body)
+        r.seed = r.seed or int(f.seed)
         if f.depth < r.depth:
             self._save(r)
             self._lower(r, f.depth, changed)
@@ -346,7 +371,7 @@ class SqliteState:
         work = [(first.key, depth)]
         while work:
             key, depth = work.pop()
-            row = self._db.execute(_BY_KEY, (key,)).fetchone()
+            row = self._sql(_BY_KEY, (key,)).fetchone()
             if row is None:  # (a link the state was never told of: nothing below it either)
                 continue
             r = _Rec(row)
@@ -391,7 +416,7 @@ class SqliteState:
             return r
         r = self._old.pop(key, None)
         if r is None:
-            row = self._db.execute(_BY_KEY, (key,)).fetchone()
+            row = self._sql(_BY_KEY, (key,)).fetchone()
             if row is None:
                 return None
             r = _Rec(row)
@@ -399,7 +424,10 @@ class SqliteState:
         return r
 
     def _save(self, r: _Rec) -> None:
-        self._db.execute(_SAVE, (r.depth, r.plan, r.served, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
+        if r.served is None:
+            self._sql(_SAVE_UNSERVED, (r.depth, r.plan, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
+        else:
+            self._sql(_SAVE, (r.depth, r.plan, r.served, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
         self._keep(r)
 
     def _keep(self, r: _Rec) -> None:
@@ -428,7 +456,7 @@ def _url_column(f: Found) -> str | None:
     return None if f.url == f.key else f.url
 
 
-def insert_rows(db: sqlite3.Connection, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
+def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, insert: str, rows: Sequence[tuple[Any, ...]]) -> None:
     """Insert rows of one width: `insert` is the statement up to VALUES. A hundred rows a statement: binding
     and stepping once per row (executemany) costs about twice as much (2.5-3.1 against 1.3-1.9 us a row of
     seven columns, measured with an in-memory table)."""
