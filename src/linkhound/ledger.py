@@ -77,6 +77,7 @@ class Target:
 
 
 PlainTargets = tuple[dict[str, Target], RefStore]
+LinkRef = tuple[str, str, RawLink, "str | None"]  # a link to record: key, url, the link as found, its #fragment
 
 
 class Ledger(Protocol):
@@ -87,13 +88,13 @@ class Ledger(Protocol):
     def __len__(self) -> int: ...
     def plain_targets(self) -> PlainTargets | None:
         """Every target by key and the store of their references, for a caller that appends references itself
-        (the sorter's fast path); None when each reference must go through refer_link() or refer()."""
+        (the sorter's fast path); None when each reference must go through refer_links() or refer()."""
     def get(self, key: str) -> Target | None: ...
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
         the target's anchors are known."""
-    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
-        """refer() a link found in source (a ledger may take it without making a Reference)."""
+    def refer_links(self, source: str, links: Sequence[LinkRef]) -> None:
+        """refer() each of links found in source, in order (a ledger may take them without making References)."""
     def has_result(self, key: str) -> bool: ...
     def result_of(self, key: str) -> Result | None: ...
     def references_of(self, key: str) -> list[Reference] | None:
@@ -136,8 +137,9 @@ class MemoryLedger:
         target = self._target(key, url)
         self._refer(target, self.references.add_ref(ref, target.url), fragment)
 
-    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
-        self.refer(key, url, reference(source, raw), fragment)
+    def refer_links(self, source: str, links: Sequence[LinkRef]) -> None:
+        for key, url, raw, fragment in links:
+            self.refer(key, url, reference(source, raw), fragment)
 
     def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
         """refer(), with the reference already in the store (added with the target's url as its base)."""

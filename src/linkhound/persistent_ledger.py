@@ -26,7 +26,7 @@ from .crawl_state import Limits
 from .exceptions import UsageError
 from .fragments import Anchors
 from .inputs import Input
-from .ledger import PlainTargets, Target, reference, with_refs
+from .ledger import LinkRef, PlainTargets, Target, reference, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
@@ -35,7 +35,7 @@ from .settings import Settings
 from .sqlite_state import SqliteState, insert_rows
 from .status import Status
 from .summary import Report, summarize
-from .types import Event, Page, RawLink, Reference, Result
+from .types import Event, Page, Reference, Result
 
 STATE_FILE = "crawl.sqlite"
 # A target is one row: its result (JSON, NULL until it has one, its url NULL where it is the target's), the
@@ -264,18 +264,29 @@ class PersistentLedger:
             else:  # (the result read back from the file, and a broken fragment's result made of it)
                 self._check_stored_fragment(tid, fragment, self._fragment_context(tid))
 
-    def refer_link(self, key: str, url: str, source: str, raw: RawLink, fragment: str | None = None) -> None:
-        # the common case, a link asking for no fragment in a document read the first time, in one step: no
-        # Reference made, the target's cached entry read once
+    def refer_links(self, source: str, links: Sequence[LinkRef]) -> None:
+        # the common case, a link asking for no fragment in a document read the first time, in a loop of its own:
+        # no Reference made, the target's cached entry read once, the row made here (as _ref_row() makes it)
         sid = self._source(source)
-        if fragment is not None or (self._skip and source in self._skip):
-            self.refer(key, url, reference(source, raw), fragment)
+        if self._skip and source in self._skip:
+            for key, url, raw, fragment in links:
+                self.refer(key, url, reference(source, raw), fragment)
             return
-        entry = self._young.get(key)
-        if entry is None:
-            entry = self._entry(key, url)
-        self._pending.append(self._ref_row(key, entry >> 2, None, sid, raw.line, raw.column, raw.element,
-                                           raw.attribute, raw.text))
+        pairs, pending = self._pairs, self._pending  # (emptied in place when written: see _write_refs)
+        for key, url, raw, fragment in links:
+            if fragment is not None:
+                self.refer(key, url, reference(source, raw), fragment)
+                continue
+            entry = self._young.get(key)
+            if entry is None:
+                entry = self._entry(key, url)
+            text, element, attribute, line, column = raw[:5]
+            pair = pairs.get((element, attribute))
+            if pair is None or pair >= _PAIRS or not (0 <= line < _LINES and 0 <= column < _COLUMNS):
+                pending.append(self._ref_row(key, entry >> 2, None, sid, line, column, element, attribute, text))
+                continue
+            pending.append((entry >> 2, sid, line << 40 | column << 12 | pair,
+                            len(text) if text and key.endswith(text) else text))
 
     def has_result(self, key: str) -> bool:
         entry = self._find(key)
@@ -697,7 +708,7 @@ class PersistentLedger:
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
                 self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
             insert_rows(self._cursor, _INSERT_REF, self._pending)
-            self._pending = []
+            self._pending.clear()  # (the same list: refer_links() may be appending to it)
 
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""

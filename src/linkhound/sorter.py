@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from sys import intern
 
 from .crawl_state import Found
-from .ledger import Ledger, PlainTargets, reference
+from .ledger import Ledger, LinkRef, PlainTargets, reference
 from .links import LinkRules, Resolved
 from .local import check_mailto
 from .local_files import LocalFiles
@@ -65,9 +65,12 @@ class LinkSorter:
         self.known = known = []
         if self._bounded and len(self._http) >= _GENERATION:
             self._old, self._http = self._http, {}
-        http, old, refer, kept = self._http, self._old, self._ledger.refer_link, self._ledger.plain_targets()
+        http, old, refer, kept = self._http, self._old, self._ledger.refer_links, self._ledger.plain_targets()
         targets = None if kept is None else kept[0]
         add = (kept or _NO_TARGETS)[1].add_raw  # (called only where targets is not None)
+        # without targets at hand, references go to the ledger a batch at a time, in the order they come: the
+        # batch is handed over before anything else is told to the ledger (a link decided now), and at the end
+        batch: list[LinkRef] = []
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = sitemap is None
         for raw, resolved in links:
@@ -78,7 +81,7 @@ class LinkSorter:
                     told = (follow and entry & 1 == 1 and not raw.nofollow) | seed << 2
                     if told << 1 | entry == entry:
                         if targets is None:
-                            refer(resolved[1], resolved[0], source, raw)
+                            batch.append((resolved[1], resolved[0], raw, None))
                         else:
                             seen = targets[resolved[1]]
                             seen.refs.append(add(source, raw, seen.url))
@@ -93,6 +96,9 @@ class LinkSorter:
                 # or made an http target
                 route = self._route(resolved, from_network)
                 if resolved is None or route.route is not Route.HTTP:
+                    if batch:
+                        refer(source, batch)
+                        batch = []
                     self._decide(raw, resolved, route, reference(source, raw), fragments, local)
                     continue
                 entry = http[resolved[1]]
@@ -102,22 +108,21 @@ class LinkSorter:
                 seed = raw.attribute != "sitemap" or raw.element == "robots" or sitemap
             crawl = follow and entry & 1 == 1 and not raw.nofollow
             fragment = resolved[2] if fragments else None
-            if fragment is None:
-                target = targets.get(key) if targets is not None else None
-                if target is None:
-                    refer(key, resolved[0], source, raw)
-                else:
-                    target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
-                told = crawl | seed << 2
+            if targets is None:
+                batch.append((key, resolved[0], raw, fragment))
+            elif fragment is None and (target := targets.get(key)) is not None:
+                target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
             else:
-                refer(key, resolved[0], source, raw, fragment)
-                told = crawl | 2 | seed << 2
+                refer(source, ((key, resolved[0], raw, fragment),))
+            told = crawl | seed << 2 if fragment is None else crawl | 2 | seed << 2
             if depth >= entry >> 4 and told << 1 | entry == entry:
                 known.append(key)  # nothing new for the state: only the edge
                 continue
             http[key] = min(depth, entry >> 4) << 4 | entry & 15 | told << 1
             host = intern(host_of(resolved[0]))  # (a few hosts: each kept once)
             found.append(new(Found, (key, resolved[0], host, depth, crawl, fragment is not None, seed)))
+        if batch:
+            refer(source, batch)
         return found
 
     def close(self) -> None:
