@@ -240,10 +240,15 @@ class PersistentLedger:
                     if not earlier:
                         del self._skip[source]
                 return
+        self._record(key, url, sid, fragment, ref.line, ref.column, ref.element, ref.attribute, ref.text)
+
+    def _record(self, key: str, url: str, sid: int, fragment: str | None, line: int, column: int, element: str,
+                attribute: str, text: str) -> None:
+        """A reference from document sid: its row, and a #fragment noted and checked when its target's result is
+        known."""
         entry = self._entry(key, url)
         tid = entry >> 2
-        self._pending.append(self._ref_row(key, tid, fragment, sid, ref.line, ref.column, ref.element, ref.attribute,
-                                           ref.text))
+        self._pending.append(self._ref_row(key, tid, fragment, sid, line, column, element, attribute, text))
         if fragment is None:
             return
         asked = self._asked.get(tid)
@@ -274,13 +279,13 @@ class PersistentLedger:
             return
         pairs, pending = self._pairs, self._pending  # (emptied in place when written: see _write_refs)
         for key, url, raw, fragment in links:
+            text, element, attribute, line, column = raw[:5]
             if fragment is not None:
-                self.refer(key, url, reference(source, raw), fragment)
+                self._record(key, url, sid, fragment, line, column, element, attribute, text)
                 continue
             entry = self._young.get(key)
             if entry is None:
                 entry = self._entry(key, url)
-            text, element, attribute, line, column = raw[:5]
             pair = pairs.get((element, attribute))
             if pair is None or pair >= _PAIRS or not (0 <= line < _LINES and 0 <= column < _COLUMNS):
                 pending.append(self._ref_row(key, entry >> 2, None, sid, line, column, element, attribute, text))
@@ -557,11 +562,11 @@ class PersistentLedger:
                 self._check_stored_fragment(tid, fragment, context)
 
     def _fragment_context(self, tid: int, latest: tuple[Result, Anchors] | None = None
-                          ) -> tuple[str, Result, Anchors | None] | None:
-        """tid's URL, result and anchors, when its fragments can be checked (its result passed)."""
+                          ) -> tuple[str | None, Result, Anchors | None] | None:
+        """tid's URL (None: read when a fragment is missing), result and anchors, when its fragments can be checked
+        (its result passed)."""
         if latest is not None:
-            url = self._one("SELECT coalesce(url, key) FROM targets WHERE id = ?", (tid,))[0]
-            return (url, *latest) if latest[0].status.is_ok else None
+            return (None, *latest) if latest[0].status.is_ok else None
         key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (tid,))
         url = url or key
         result = _load(blob, url)
@@ -598,14 +603,16 @@ class PersistentLedger:
             self._verdicts.clear()
         self._verdicts.add((tid, fragment))
 
-    def _check_stored_fragment(self, tid: int, fragment: str, context: tuple[str, Result, Anchors | None] | None
-                               ) -> None:
+    def _check_stored_fragment(self, tid: int, fragment: str,
+                               context: tuple[str | None, Result, Anchors | None] | None) -> None:
         self._verdict(tid, fragment)
         if context is None:
             return
         url, result, anchors = context
         if anchors is None or anchors.has(fragment):
             return
+        if url is None:
+            url = str(self._one("SELECT coalesce(url, key) FROM targets WHERE id = ?", (tid,))[0])
         broken = Result(f"{url}#{fragment}", Status.BROKEN, result.code, f"no anchor #{fragment}", depth=result.depth,
                         content_type=result.content_type, cached=result.cached)
         cursor = self._db.execute("INSERT OR IGNORE INTO broken VALUES (?, ?, ?)",
