@@ -333,10 +333,10 @@ class PersistentLedger:
             self._done_seq += 1
             if aid is None:
                 self._sql("UPDATE targets SET result = ?, done = ? WHERE id = ?",
-                                 (_dump(result, key), self._done_seq, tid))
+                          (_dump(result, key), self._done_seq, tid))
             else:
                 self._sql("UPDATE targets SET result = ?, anchors = ?, done = ? WHERE id = ?",
-                                 (_dump(result, key), aid, self._done_seq, tid))
+                          (_dump(result, key), aid, self._done_seq, tid))
             self._keep(key, entry | _HAS_RESULT)
             if self._emit is not None:
                 refs = self._refs_of(tid)
@@ -392,7 +392,7 @@ class PersistentLedger:
             self._db.execute("UPDATE pages SET session = ? WHERE seq = ?", (self._session, earlier[0]))
             return False
         self._sql("INSERT INTO pages (url, key, links, followed, session) VALUES (?, ?, ?, ?, ?)",
-                         (url, key, links, int(bool(followed)), self._session))
+                  (url, key, links, int(bool(followed)), self._session))
         return True
 
     def notes(self, caps: set[str], warnings: list[str]) -> Notes:
