@@ -59,7 +59,8 @@ _EDGES = "INSERT INTO edges VALUES (?, ?)"
 # AttributeError); so a NULL is written in the statement (a variant without that value), not bound as None.
 _INSERT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
            " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")
-_INSERT_SAME = _INSERT.replace("(?, ?, ?", "(?, NULL, ?", 1)  # url is the key's (nearly always)
+_INSERT_SAME = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
+                " VALUES (?, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")  # url is the key's (nearly always)
 _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, crawlable = ?, body = ?, seed = ?,"
          " seq = ? WHERE id = ?")
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
