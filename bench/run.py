@@ -90,7 +90,8 @@ def proc_cpu(pid: int) -> float:
 
 
 def tree_rss_kb(root: int) -> int:
-    """Resident memory (kB) of root and all its descendants, from /proc."""
+    """Resident memory (kB) of root and all its descendants, from /proc: each one's proportional share (Pss),
+    so pages a forked child shares with its parent count once; its RSS where that can't be read."""
     children: dict[int, list[int]] = {}
     rss: dict[int, int] = {}
     for entry in os.listdir("/proc"):
@@ -105,9 +106,17 @@ def tree_rss_kb(root: int) -> int:
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0)
+        total += _pss_kb(pid) or rss.get(pid, 0)
         todo += children.get(pid, [])
     return total
+
+
+def _pss_kb(pid: int) -> int | None:
+    with contextlib.suppress(OSError, ValueError), open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    return None
 
 
 class TreeMemory(threading.Thread):

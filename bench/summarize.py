@@ -182,7 +182,7 @@ def main() -> int:
            f"linkhound revision(s) measured: {', '.join(revs)}; concurrency {', '.join(conc)} (global and per "
            "host) for every tool with a knob, per-host delays off, #fragments on. Wall = median; CPU = user+sys "
            "of the tool; peak RSS = the largest single process (`/usr/bin/time -v`); tree RSS = all of the tool's "
-           "processes together (sampled every 0.1 s); server CPU = nginx / latency server during the run. "
+           "processes together (their Pss, so pages a forked child shares count once; sampled every 0.1 s); server CPU = nginx / latency server during the run. "
            "Versions: versions.txt.", ""]
     out += targets(data)
     for scenario in ORDER + sorted(s for s in data if s not in ORDER):

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING, overload
 
 from .types import RawLink, Reference
@@ -32,6 +34,8 @@ if TYPE_CHECKING:
     Ids = array[int]  # of "I": reference ids
 else:
     Ids = array
+Row = tuple[str, int, int, str, str, str]  # a Reference's fields as a plain tuple (which sorts the same)
+_ELEMENT, _ATTRIBUTE = itemgetter(0), itemgetter(1)
 
 
 def ids(first: Iterable[int] = ()) -> Ids:
@@ -99,13 +103,30 @@ class RefStore:
     def get(self, i: int, base: str) -> Reference:
         """Reference i, added with base."""
         element, attribute = self._pairs[self._pair[i]]
-        t = self._text[i]
+        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute,
+                         self._written(self._text[i], base))
+
+    def _written(self, t: int, base: str) -> str:
+        """The link as written, from its text cell."""
         if t & _TAIL_OF:
-            end = t & _END_MAX
-            text = base[len(base) - end :] + self._texts[(t ^ _TAIL_OF) >> _END_BITS]
-        else:
-            text = self._texts[t]
-        return Reference(self._sources[self._src[i]], self._line[i], self._col[i], element, attribute, text)
+            return base[len(base) - (t & _END_MAX) :] + self._texts[(t ^ _TAIL_OF) >> _END_BITS]
+        return self._texts[t]
+
+    def rows(self, ref_ids: Sequence[int], base: str) -> list[Row]:
+        """The references ref_ids names, as plain tuples in Reference order (by source, line, column, ...). Each
+        column is gathered by loops in C (itemgetter, map, zip) and each distinct text made once: about a fifth
+        of what many() and a sort take a reference, and a report reads every one (half a million for 10,000
+        pages)."""
+        if len(ref_ids) < 2:
+            return [self.get(i, base) for i in ref_ids]  # (itemgetter of one id gives no tuple)
+        pick = itemgetter(*ref_ids)
+        cells: tuple[int, ...] = pick(self._text)
+        written = {t: self._written(t, base) for t in set(cells)}
+        pairs = tuple(map(self._pairs.__getitem__, pick(self._pair)))
+        rows = list(zip(map(self._sources.__getitem__, pick(self._src)), pick(self._line), pick(self._col),
+                        map(_ELEMENT, pairs), map(_ATTRIBUTE, pairs), map(written.__getitem__, cells), strict=True))
+        rows.sort()
+        return rows
 
     def many(self, ref_ids: Sequence[int], base: str) -> list[Reference]:
         """get() of each, in one loop (a report reads every reference of a crawl: half a million for 10,000
@@ -188,3 +209,11 @@ class Refs(RefSequence):
         many, ref_ids, base = self._store.many, self._ids, self._base
         for start in range(0, self._n, _CHUNK):
             yield from many(ref_ids[start : min(start + _CHUNK, self._n)], base)
+
+    def rows(self) -> list[Row]:
+        """Every one as a plain tuple, sorted: RefStore.rows()."""
+        return self._store.rows(self._ids[: self._n], self._base)
+
+    def in_order(self) -> list[Reference]:
+        """Every one, sorted: the same list as sorted(self), in less time."""
+        return list(map(tuple.__new__, repeat(Reference), self.rows()))

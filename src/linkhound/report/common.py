@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
 from ..local import file_url_to_path
+from ..references import Refs, Row
 from ..status import Status
 from ..summary import Summary
 from ..types import Reference, Result
@@ -68,7 +69,15 @@ def ref_key(ref: Reference) -> tuple[str, int, int, str, str, str]:
 
 
 def sorted_refs(refs: Iterable[Reference]) -> list[Reference]:
+    if isinstance(refs, Refs):  # read from the store: it sorts them faster than a sort of References
+        return refs.in_order()
     return sorted(refs)  # a Reference is a tuple in ref_key order
+
+
+def sorted_rows(refs: Sequence[Reference]) -> Sequence[Row]:
+    """A result's references as tuples in ref_key order: plain tuples when the store has them (no Reference
+    made), else the References themselves."""
+    return refs.rows() if isinstance(refs, Refs) else sorted(refs)
 
 
 def referrers(result: Result) -> list[Reference | None]:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
-from collections.abc import Callable, Iterable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
+from ..references import Refs
 from ..summary import Report
 from ..types import Result
 from . import common
 from .base import WholeReport
-from .common import by_url, sorted_refs
+from .common import by_url, sorted_rows
 from .drift import drift_record
 from .fixes import suggestion_records
+from .forked import forked_text
 from .records import (
     SCHEMA_VERSION,
     Record,
@@ -27,6 +31,9 @@ from .records import (
 # Records serialised per dumps() call, counting each record's references too: far fewer calls than one per
 # record, and memory stays bounded (a nav link's record alone can hold 10,000 references).
 _BATCH = 512
+# References (and results) in a report past which a forked child makes half its text: below, the fork and the
+# file the child writes cost more than the half saves (about 2 us a reference).
+_FORK_AT = 50_000
 T = TypeVar("T")
 
 
@@ -51,7 +58,7 @@ class JsonReport(WholeReport):
             return
         head = dumps(doc, pretty=True)
         yield head[: head.rindex("\n}")] + ","
-        yield from _array("results", _results(by_url(report.results)), last=False)
+        yield from _array("results", _all_results(report.results), last=False)
         pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
         suggestions = suggestion_records(report)  # (only when there are: a run that didn't ask reads the same)
         yield from _array("pages", _records(page_record(p) for p in pages), last=not suggestions)
@@ -84,10 +91,28 @@ def _records(records: Iterable[Record]) -> Iterator[str]:
         comma = ","
 
 
-def _results(results: Iterable[Result]) -> Iterator[str]:
+def _all_results(results: Sequence[Result]) -> Iterator[str]:
+    """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
+    made in two halves of about as many references each, the second by a forked child on the other core."""
+    ordered = by_url(results)
+    weights = [1 + len(r.references) for r in ordered]
+    total = sum(weights)
+    if total < _FORK_AT or not all(isinstance(r.references, (Refs, tuple)) for r in ordered):
+        yield from _results(ordered)  # (references read from a file, or from Redis: not through a fork)
+        return
+    half = bisect.bisect_left(list(itertools.accumulate(weights)), total // 2) + 1
+    second = forked_text(lambda: _results(ordered[half:], comma=",")) if half < len(ordered) else None
+    if second is None:
+        yield from _results(ordered)
+        return
+    yield from _results(ordered[:half])
+    yield from second
+
+
+def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:
     """Result records in batches weighed by their references; a result with more than _BATCH references is
-    written alone, its references a batch at a time, so no record is ever held whole."""
-    comma = ""
+    written alone, its references a batch at a time, so no record is ever held whole. comma: what goes before
+    the first (after another's)."""
     for batch in _batches(results, lambda result: 1 + len(result.references)):
         if len(batch) == 1 and len(batch[0].references) > _BATCH:
             yield from _big_result(batch[0], comma)
@@ -101,7 +126,7 @@ def _big_result(result: Result, comma: str) -> Iterator[str]:
     del record["references"]  # the last key: written below, piece by piece
     head = dumps(record, pretty=True)[: -len("\n}")]
     yield comma + "\n    " + head.replace("\n", "\n    ") + ',\n      "references": ['
-    refs = sorted_refs(result.references)
+    refs = sorted_rows(result.references)
     for i in range(0, len(refs), _BATCH):
         yield ("," if i else "") + elements_text(reference_records(refs[i : i + _BATCH]), 3)
     yield "\n      ]\n    }"

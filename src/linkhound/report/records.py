@@ -8,11 +8,12 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from ..references import Row
 from ..status import Status
 from ..summary import Summary
 from ..types import Page, Reference, Result
 from .certificates import certificate_record
-from .common import sorted_refs
+from .common import sorted_rows
 
 SCHEMA_VERSION = 2  # of docs/report-schema.json; bump on any change a consumer could notice
 
@@ -66,7 +67,7 @@ def result_record(result: Result) -> Record:
     }
 
 
-def reference_records(refs: Sequence[Reference]) -> list[Record]:
+def reference_records(refs: Sequence[Reference | Row]) -> list[Record]:
     """reference_record of each, in order: spelled out in one comprehension, as a crawl's report makes one per
     link occurrence (half a million for 10,000 pages)."""
     return [
@@ -79,7 +80,7 @@ def _reference_records(refs: Sequence[Reference]) -> list[Record]:
     n = len(refs)
     if n == 1:  # the most common by far: read as refs[0], not through an iterator over the store
         return [reference_record(refs[0])]
-    return reference_records(sorted_refs(refs)) if n else []
+    return reference_records(sorted_rows(refs)) if n else []
 
 
 def page_record(page: Page) -> Record:

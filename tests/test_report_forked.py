@@ -1,0 +1,139 @@
+"""A big json report is made in two halves, the second by a forked child: the same text as made in one process,
+whatever the child does. Runs that fork do so in a fresh interpreter (a subprocess), which has no threads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from linkhound.forks import cores
+from linkhound.references import RefStore, ids
+from linkhound.types import Reference
+
+pytestmark = pytest.mark.skipif(cores() < 2, reason="one core: the report is never made by a forked child")
+
+# A report of 60,000 references kept in a RefStore (as a crawl keeps them): a nav link on every page, links
+# with #fragments, texts that are not the end of their URL, two links at one place (a tie only the element,
+# attribute and text order), quotes, DEL, C1 and non-ASCII text. Sources come in an order that is not sorted.
+BUILD = """
+    import random
+    from linkhound.references import RefStore, ids
+    from linkhound.status import Status
+    from linkhound.summary import Report, summarize
+    from linkhound.types import Page, Result
+
+    rng = random.Random(5)
+    store = RefStore()
+    site = "https://example.test/"
+    targets = {f"{site}p/{n}": [] for n in range(3000)}
+    targets[site + "nav"] = []
+    targets[site + 'q"\\x7f\\x85é'] = []
+    urls = list(targets)
+    for page in rng.sample(range(3000), 3000):
+        source = f"{site}p/{page}"
+        for line in range(1, 20):
+            url = urls[rng.randrange(len(urls))]
+            text = rng.choice((url[len(site) - 1:], url, url[len(site) - 1:] + "#top", "../x y", "#é\\x9f"))
+            targets[url].append(store.add(source, line, rng.randrange(1, 40), "a", "href", text, url))
+        targets[site + "nav"].append(store.add(source, 1, 1, "a", "href", "/nav", site + "nav"))
+        if page % 100 == 0:  # two links at one place
+            targets[site + "nav"].append(store.add(source, 1, 1, "img", "src", "/nav", site + "nav"))
+    results = tuple(Result(url, Status.OK if n % 7 else Status.BROKEN, 200, "OK", depth=1,
+                           references=store.view(ids(refs), url))
+                    for n, (url, refs) in enumerate(targets.items()))
+    report = Report(results, summarize(results, 3000, 1.0), (Page(site, 0, 19, True),))
+"""
+
+
+def run(script: str) -> str:
+    code = "from linkhound.references import ids\n" + textwrap.dedent(BUILD) + textwrap.dedent(script)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
+    out = run("""
+        import os
+        import linkhound.report.forked as forked
+        import linkhound.report.json_report as json_report
+        from linkhound.report import reporter_for
+        from linkhound.report.common import by_url
+        from linkhound.report.records import dumps, result_record
+
+        children = []
+        made = forked.forked_text
+        def counted(make):
+            spill = made(make)
+            children.append(spill is not None)
+            return spill
+        json_report.forked_text = counted
+        text = "".join(reporter_for("json").chunks(report))
+        assert children == [True], children
+        # the same document dumped whole, in this process
+        assert text.startswith(dumps({"schema_version": 2}, pretty=True)[:-2])
+        whole = dumps([result_record(r) for r in by_url(report.results)], pretty=True)
+        inner = whole[1:-2].replace("\\n", "\\n  ")  # the array's elements, one level further down
+        assert inner in text, "results differ"
+        json_report._FORK_AT = 10**9  # made in this process alone
+        assert "".join(reporter_for("json").chunks(report)) == text
+        print(len(text), sum(len(r.references) for r in report.results))
+    """)
+    size, references = map(int, out.split())
+    assert references > 60_000 and size > 10_000_000
+
+
+def test_the_text_comes_from_a_child_or_is_made_here_when_the_child_fails() -> None:
+    out = run("""
+        import os
+        from linkhound.report.forked import forked_text
+        me = os.getpid()
+        made_by = forked_text(lambda: [f"{os.getpid()}"] * 3)
+        assert made_by is not None
+        pids = "".join(made_by)
+        assert pids[: len(pids) // 3] * 3 == pids and int(pids[: len(pids) // 3]) != me, (pids, me)
+
+        def fails_in_a_child():
+            if os.getpid() != me:
+                raise RuntimeError("the child fails")
+            return ["made ", "here"]
+        assert "".join(forked_text(fails_in_a_child)) == "made here"
+        big = ["é" * 999 + "\\n"] * 3000  # read back across many reads, a character split between two
+        assert "".join(forked_text(lambda: big)) == "".join(big)
+        print("ok")
+    """)
+    assert out == "ok\n"
+
+
+def test_a_child_never_read_is_stopped_and_reaped() -> None:
+    out = run("""
+        import gc, os, time
+        from linkhound.report.forked import forked_text
+        spill = forked_text(lambda: iter(lambda: time.sleep(1) or "x", None))  # (endless)
+        pid = spill._end.peek()[2][0]  # (the finalizer's arguments: the pid first)
+        del spill
+        gc.collect()
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            print("reaped")
+    """)
+    assert out == "reaped\n"
+
+
+def test_a_references_view_gives_its_rows_in_reference_order() -> None:
+    store = RefStore()
+    base = "https://example.test/p"
+    added = [store.add(source, line, column, element, "href", text, base) for source, line, column, element, text in (
+        ("b", 2, 1, "a", "/p"), ("a", 9, 1, "a", "/p#x"), ("b", 1, 5, "img", "other"), ("b", 1, 5, "a", "/p"),
+        ("a", 9, 1, "a", "/p"))]
+    refs = store.view(ids(added), base)
+    assert refs.rows() == sorted(tuple(r) for r in refs) == sorted(refs)
+    assert refs.rows()[:2] == [("a", 9, 1, "a", "href", "/p"), ("a", 9, 1, "a", "href", "/p#x")]
+    assert refs.in_order() == sorted(refs) and all(type(r) is Reference for r in refs.in_order())
+    assert store.view(ids(added[:2]), base).rows() == [("a", 9, 1, "a", "href", "/p#x"), ("b", 2, 1, "a", "href", "/p")]
+    assert store.view(ids(added[2:3]), base).rows() == [("b", 1, 5, "img", "href", "other")]
+    assert store.view(ids(), base).rows() == []
