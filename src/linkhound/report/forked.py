@@ -61,7 +61,10 @@ class _Spill:
     def __iter__(self) -> Iterator[str]:
         self._end.detach()
         with self._spill as spill:
-            _, status = os.waitpid(self._pid, 0)
+            try:
+                _, status = os.waitpid(self._pid, 0)
+            except ChildProcessError:  # reaped by someone else: how it ended is not known
+                status = -1
             if status != 0:
                 yield from self._make()
                 return
