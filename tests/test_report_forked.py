@@ -70,7 +70,7 @@ def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
             spill = made(make)
             children.append(spill is not None)
             return spill
-        json_report.forked_text = counted
+        forked.forked_text = counted
         text = "".join(reporter_for("json").chunks(report))
         assert children == [True], children
         # the same document dumped whole, in this process
@@ -84,6 +84,31 @@ def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
     """)
     size, references = map(int, out.split())
     assert references > 60_000 and size > 10_000_000
+
+
+def test_a_big_junit_report_made_in_two_processes_is_the_text_made_in_one() -> None:
+    out = run("""
+        import xml.etree.ElementTree as ET
+        import linkhound.report.forked as forked
+        import linkhound.report.junit as junit
+        from linkhound.report import reporter_for
+
+        children = []
+        made = forked.forked_text
+        def counted(make):
+            spill = made(make)
+            children.append(spill is not None)
+            return spill
+        forked.forked_text = counted
+        text = "".join(reporter_for("junit").chunks(report))
+        assert children == [True], children
+        junit._FORK_AT = 10**9  # made in this process alone
+        assert "".join(reporter_for("junit").chunks(report)) == text
+        root = ET.fromstring(text)
+        print(root.get("tests"), len(root.findall("testsuite")), len(root.findall("testsuite/testcase")))
+    """)
+    tests, suites, cases = map(int, out.split())
+    assert tests == cases > 60_000 and suites == 3000
 
 
 def test_the_text_comes_from_a_child_or_is_made_here_when_the_child_fails() -> None:

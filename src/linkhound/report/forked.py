@@ -7,18 +7,35 @@ report is the same either way, only later."""
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
+import itertools
 import os
 import signal
 import tempfile
 import weakref
-from collections.abc import Callable, Iterable, Iterator
-from typing import IO
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import IO, TypeVar
 
 from ..forks import can_fork, cores
 
 _READ = 1 << 20  # characters read back at a time
+T = TypeVar("T")
+
+
+def in_two(items: Sequence[T], weight: Callable[[T], int], make: Callable[[Sequence[T], bool], Iterable[str]],
+           at: int) -> Iterator[str]:
+    """make(items, True)'s text. Items that weigh `at` or more are made in two halves of about equal weight,
+    the second, make(second_half, False), by a forked child while this process makes the first."""
+    weights = list(itertools.accumulate(map(weight, items)))
+    half = bisect.bisect_left(weights, weights[-1] // 2) + 1 if weights and weights[-1] >= at else len(items)
+    second = forked_text(lambda: make(items[half:], False)) if half < len(items) else None
+    if second is None:
+        yield from make(items, True)
+        return
+    yield from make(items[:half], True)
+    yield from second
 
 
 def forked_text(make: Callable[[], Iterable[str]]) -> Iterable[str] | None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
@@ -16,7 +14,7 @@ from .base import WholeReport
 from .common import by_url, sorted_rows
 from .drift import drift_record
 from .fixes import suggestion_records
-from .forked import forked_text
+from .forked import in_two
 from .records import (
     SCHEMA_VERSION,
     Record,
@@ -95,25 +93,20 @@ def _all_results(results: Sequence[Result]) -> Iterator[str]:
     """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
     made in two halves of about as many references each, the second by a forked child on the other core."""
     ordered = by_url(results)
-    weights = [1 + len(r.references) for r in ordered]
-    total = sum(weights)
-    if total < _FORK_AT or not all(isinstance(r.references, (Refs, tuple)) for r in ordered):
-        yield from _results(ordered)  # (references read from a file, or from Redis: not through a fork)
-        return
-    half = bisect.bisect_left(list(itertools.accumulate(weights)), total // 2) + 1
-    second = forked_text(lambda: _results(ordered[half:], comma=",")) if half < len(ordered) else None
-    if second is None:
-        yield from _results(ordered)
-        return
-    yield from _results(ordered[:half])
-    yield from second
+    if not all(isinstance(r.references, (Refs, tuple)) for r in ordered):
+        return _results(ordered)  # (references read from a file, or from Redis: not through a fork)
+    return in_two(ordered, _weight, lambda half, first: _results(half, "" if first else ","), _FORK_AT)
+
+
+def _weight(result: Result) -> int:
+    return 1 + len(result.references)
 
 
 def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:
     """Result records in batches weighed by their references; a result with more than _BATCH references is
     written alone, its references a batch at a time, so no record is ever held whole. comma: what goes before
     the first (after another's)."""
-    for batch in _batches(results, lambda result: 1 + len(result.references)):
+    for batch in _batches(results, _weight):
         if len(batch) == 1 and len(batch[0].references) > _BATCH:
             yield from _big_result(batch[0], comma)
         else:
