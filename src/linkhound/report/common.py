@@ -80,6 +80,12 @@ def sorted_rows(refs: Sequence[Reference]) -> Sequence[Row]:
     return refs.rows() if isinstance(refs, Refs) else sorted(refs)
 
 
+def references_in_memory(results: Iterable[Result]) -> bool:
+    """Whether every result's references are held in memory, not read (from a state file, from Redis) as
+    they are gone through: only then may a forked child read them (forked.py)."""
+    return all(isinstance(r.references, (Refs, tuple)) for r in results)
+
+
 def referrers(result: Result) -> list[Reference | None]:
     """A result's references in order, or [None] for a link given directly, so every result shows once."""
     return [*sorted_refs(result.references)] or [None]

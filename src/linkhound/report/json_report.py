@@ -6,12 +6,11 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
-from ..references import Refs
 from ..summary import Report
 from ..types import Result
 from . import common
 from .base import WholeReport
-from .common import by_url, sorted_rows
+from .common import by_url, references_in_memory, sorted_rows
 from .drift import drift_record
 from .fixes import suggestion_records
 from .forked import in_two
@@ -93,7 +92,7 @@ def _all_results(results: Sequence[Result]) -> Iterator[str]:
     """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
     made in two halves of about as many references each, the second by a forked child on the other core."""
     ordered = by_url(results)
-    if not all(isinstance(r.references, (Refs, tuple)) for r in ordered):
+    if not references_in_memory(ordered):
         return _results(ordered)  # (references read from a file, or from Redis: not through a fork)
     return in_two(ordered, _weight, lambda half, first: _results(half, "" if first else ","), _FORK_AT)
 
