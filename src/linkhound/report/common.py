@@ -80,6 +80,11 @@ def sorted_rows(refs: Sequence[Reference]) -> Sequence[Row]:
     return refs.rows() if isinstance(refs, Refs) else sorted(refs)
 
 
+def weight(result: Result) -> int:
+    """What a result's text costs to make, roughly: its references, and itself."""
+    return 1 + len(result.references)
+
+
 def references_in_memory(results: Iterable[Result]) -> bool:
     """Whether every result's references are held in memory, not read (from a state file, from Redis) as
     they are gone through: only then may a forked child read them (forked.py)."""

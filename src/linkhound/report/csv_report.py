@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..summary import Report
 from ..types import Result
 from .base import WholeReport
-from .common import by_url, printable, references_in_memory, sorted_refs
+from .common import by_url, printable, references_in_memory, sorted_refs, weight
 from .drift import drift_rows
 from .forked import in_two
 
@@ -33,7 +33,7 @@ class Csv(WholeReport):
         yield _text([COLUMNS + (("fix",) if fix else ())])
         results = by_url(report.results)
         if references_in_memory(results):
-            yield from in_two(results, _weight, lambda half, first: _rows(half, fix), _FORK_AT)
+            yield from in_two(results, weight, lambda half, first: _rows(half, fix), _FORK_AT)
         else:
             yield from _rows(results, fix)
         if report.sitemap_drift is not None:  # --sitemap-drift
@@ -74,10 +74,6 @@ def _text(rows: Iterable[Sequence[str]]) -> str:
     out = io.StringIO()
     csv.writer(out, lineterminator="\n").writerows(rows)
     return out.getvalue()
-
-
-def _weight(result: Result) -> int:
-    return 1 + len(result.references)
 
 
 def cell(s: str) -> str:

@@ -10,7 +10,7 @@ from ..summary import Report
 from ..types import Result
 from . import common
 from .base import WholeReport
-from .common import by_url, references_in_memory, sorted_rows
+from .common import by_url, references_in_memory, sorted_rows, weight
 from .drift import drift_record
 from .fixes import suggestion_records
 from .forked import in_two
@@ -29,7 +29,7 @@ from .records import (
 # record, and memory stays bounded (a nav link's record alone can hold 10,000 references).
 _BATCH = 512
 # References (and results) in a report past which a forked child makes half its text: below, the fork and the
-# file the child writes cost more than the half saves (about 2 us a reference).
+# file the child writes cost about what the half saves (a reference's record is 1.5-3 us of text to make)
 _FORK_AT = 50_000
 T = TypeVar("T")
 
@@ -94,18 +94,14 @@ def _all_results(results: Sequence[Result]) -> Iterator[str]:
     ordered = by_url(results)
     if not references_in_memory(ordered):
         return _results(ordered)  # (references read from a file, or from Redis: not through a fork)
-    return in_two(ordered, _weight, lambda half, first: _results(half, "" if first else ","), _FORK_AT)
-
-
-def _weight(result: Result) -> int:
-    return 1 + len(result.references)
+    return in_two(ordered, weight, lambda half, first: _results(half, "" if first else ","), _FORK_AT)
 
 
 def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:
     """Result records in batches weighed by their references; a result with more than _BATCH references is
     written alone, its references a batch at a time, so no record is ever held whole. comma: what goes before
     the first (after another's)."""
-    for batch in _batches(results, _weight):
+    for batch in _batches(results, weight):
         if len(batch) == 1 and len(batch[0].references) > _BATCH:
             yield from _big_result(batch[0], comma)
         else:
