@@ -30,7 +30,7 @@ from .records import (
 _BATCH = 512
 # References (and results) in a report past which a forked child makes half its text: below, the fork and the
 # file the child writes cost about what the half saves (a reference's record is 1.5-3 us of text to make)
-_FORK_AT = 50_000
+_FORK_AT = 20_000
 T = TypeVar("T")
 
 
