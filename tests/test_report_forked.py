@@ -6,14 +6,16 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from urllib.parse import urlsplit
 
 import pytest
 
 from linkhound.forks import cores
 from linkhound.references import RefStore, ids
+from linkhound.report.common import host, sources_of
 from linkhound.types import Reference
 
-pytestmark = pytest.mark.skipif(cores() < 2, reason="one core: the report is never made by a forked child")
+two_cores = pytest.mark.skipif(cores() < 2, reason="one core: the report is never made by a forked child")
 
 # A report of 60,000 references kept in a RefStore (as a crawl keeps them): a nav link on every page, links
 # with #fragments, texts that are not the end of their URL, two links at one place (a tie only the element,
@@ -55,6 +57,7 @@ def run(script: str) -> str:
     return r.stdout
 
 
+@two_cores
 def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
     out = run("""
         import os
@@ -86,6 +89,7 @@ def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
     assert references > 60_000 and size > 10_000_000
 
 
+@two_cores
 @pytest.mark.parametrize("fmt", ["junit", "csv"])
 def test_a_big_report_of_a_row_a_reference_made_in_two_processes_is_the_text_made_in_one(fmt: str) -> None:
     out = run(f"""
@@ -116,6 +120,7 @@ def test_a_big_report_of_a_row_a_reference_made_in_two_processes_is_the_text_mad
     assert said == rows > 60_000
 
 
+@two_cores
 def test_the_text_comes_from_a_child_or_is_made_here_when_the_child_fails() -> None:
     out = run("""
         import os
@@ -138,6 +143,7 @@ def test_the_text_comes_from_a_child_or_is_made_here_when_the_child_fails() -> N
     assert out == "ok\n"
 
 
+@two_cores
 def test_a_child_never_read_is_stopped_and_reaped() -> None:
     out = run("""
         import gc, os, time
@@ -167,3 +173,17 @@ def test_a_references_view_gives_its_rows_in_reference_order() -> None:
     assert store.view(ids(added[:2]), base).rows() == [("a", 9, 1, "a", "href", "/p#x"), ("b", 2, 1, "a", "href", "/p")]
     assert store.view(ids(added[2:3]), base).rows() == [("b", 1, 5, "img", "href", "other")]
     assert store.view(ids(), base).rows() == []
+    assert refs.sources() == {"a", "b"} and store.view(ids(added[1:2]), base).sources() == {"a"}
+    assert sources_of(refs) == sources_of(tuple(refs)) == {"a", "b"}
+
+
+@pytest.mark.parametrize("url", [
+    "http://a/", "http://A.Example.COM:8080/x?y#z", "https://[::1]:443/p", "https://[bad/x", "http://u:p@h.test/x",
+    "http://h?x", "http://h#f", "http:///p", "http://", "mailto:a@b", "file:///tmp/x", "//h/x", "http://h:99999/",
+    "HTTP://UPPER.test/", "http://a/b//c"])
+def test_a_urls_host_is_what_urlsplit_says(url: str) -> None:
+    try:
+        expected = urlsplit(url).hostname or ""
+    except ValueError:
+        expected = ""
+    assert host(url) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -78,6 +79,11 @@ def sorted_rows(refs: Sequence[Reference]) -> Sequence[Row]:
     """A result's references as tuples in ref_key order: plain tuples when the store has them (no Reference
     made), else the References themselves."""
     return refs.rows() if isinstance(refs, Refs) else sorted(refs)
+
+
+def sources_of(refs: Sequence[Reference]) -> set[str]:
+    """The pages and files that hold refs: from the store's columns when it has them (no Reference made)."""
+    return refs.sources() if isinstance(refs, Refs) else {ref.source for ref in refs}
 
 
 def weight(result: Result) -> int:
@@ -181,6 +187,20 @@ def warning_lines(summary: Summary, color: bool = False) -> list[str]:
 
 
 def host(url: str) -> str:
+    """The URL's hostname ("" for none): an http(s) URL's from its scheme and authority, each kept once (a
+    crawl's report asks for every URL's, and they share a few hosts)."""
+    if url.startswith(("http://", "https://")):
+        end = len(url)
+        for mark in "/?#":
+            at = url.find(mark, 8)
+            if 0 <= at < end:
+                end = at
+        return _hostname(url[:end])
+    return _hostname(url)
+
+
+@functools.lru_cache(maxsize=4096)
+def _hostname(url: str) -> str:
     try:
         return urlsplit(url).hostname or ""
     except ValueError:

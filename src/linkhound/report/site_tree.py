@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..types import Page, Result
-from .common import printable
+from .common import printable, sources_of
 from .records import Record
 
 
@@ -29,7 +29,7 @@ def site_tree(pages: Iterable[Page], results: Iterable[Result]) -> list[Record]:
             }
     referrers: dict[str, set[str]] = {}
     for result in results:
-        sources = {ref.source for ref in result.references}
+        sources = sources_of(result.references)
         if result.is_broken:
             for source in sources & nodes.keys():
                 nodes[source]["failed"] += 1
