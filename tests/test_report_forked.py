@@ -4,9 +4,11 @@ threads. Also the quicker reads these reports use: a store's rows and sources, a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -82,8 +84,10 @@ def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
         whole = dumps([result_record(r) for r in by_url(report.results)], pretty=True)
         inner = whole[1:-2].replace("\\n", "\\n  ")  # the array's elements, one level further down
         assert inner in text, "results differ"
+        assert "".join(reporter_for("json", fork=False).chunks(report)) == text  # --workers 0
         json_report._FORK_AT = 10**9  # made in this process alone
         assert "".join(reporter_for("json").chunks(report)) == text
+        assert children == [True], children  # neither asked for a child
         print(len(text), sum(len(r.references) for r in report.results))
     """)
     size, references = map(int, out.split())
@@ -108,8 +112,10 @@ def test_a_big_report_of_a_row_a_reference_made_in_two_processes_is_the_text_mad
         forked.forked_text = counted
         text = "".join(reporter_for("{fmt}").chunks(report))
         assert children == [True], children
+        assert "".join(reporter_for("{fmt}", fork=False).chunks(report)) == text  # --workers 0
         junit._FORK_AT = csv_report._FORK_AT = 10**9  # made in this process alone
         assert "".join(reporter_for("{fmt}").chunks(report)) == text
+        assert children == [True], children  # neither asked for a child
         if "{fmt}" == "junit":
             root = ET.fromstring(text)
             print(root.get("tests"), len(root.findall("testsuite/testcase")))
@@ -188,3 +194,32 @@ def test_a_urls_host_is_what_urlsplit_says(url: str) -> None:
     except ValueError:
         expected = ""
     assert host(url) == expected
+
+
+@two_cores
+@pytest.mark.parametrize(("workers", "children"), [("1", "[True]"), ("0", "[]")])
+def test_workers_0_keeps_a_big_report_in_the_process(tmp_path: Path, workers: str, children: str) -> None:
+    """The command's wiring: a local check with 24,000 references forks for its json report, unless --workers 0."""
+    for n in range(40):
+        (tmp_path / f"page-{n}.md").write_text("".join(f"[to {i}](page-{i % 40}.md)\n" for i in range(600)))
+    script = """
+        import sys
+        import linkhound.report.forked as forked
+        asked = []
+        made = forked.forked_text
+        def counted(make):
+            spill = made(make)
+            asked.append(spill is not None)
+            return spill
+        forked.forked_text = counted
+        from linkhound.cli import main
+        code = main()
+        print(asked, file=sys.stderr)
+        sys.exit(code)
+    """
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(script), "--no-progress", "--offline", "--format", "json",
+                        "--workers", workers, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr  # (nothing broken: every link names a page that is there)
+    assert r.stderr.strip().splitlines()[-1] == children
+    doc = json.loads(r.stdout)
+    assert sum(len(result["references"]) for result in doc["results"]) == 24_000

@@ -135,6 +135,7 @@ def _main(ns: argparse.Namespace) -> int:
         verbose=settings.verbose,
         summary_only=settings.summary_only,
         all_referrers=settings.all_referrers,
+        fork=settings.parse_workers >= 1,  # --workers 0: no helper process, a report's half included
     )
     # the bar draws on stderr: shown there on a terminal, whether or not the report is piped or in a file
     show = settings.progress and not settings.quiet and sys.stderr.isatty()

@@ -264,7 +264,8 @@ class Settings:
     max_body_size: int = option(20 * 1024 * 1024, "largest page body read", REQUESTS, metavar="BYTES", at_least=1)
     workers: int | None = option(
         None, "processes that parse pages (and local documents, 256 KiB or more of them); 0 parses in the main"
-        " process", REQUESTS, metavar="N", at_least=0,
+        " process, and makes a big json, csv or junit report there too (not half of it in a forked child)",
+        REQUESTS, metavar="N", at_least=0,
         default_text="1 with 2+ cores, else 0",
     )
     jobs: int | None = option(

@@ -29,12 +29,14 @@ def reporter_for(
     verbose: bool = False,
     summary_only: bool = False,
     all_referrers: bool = False,
+    fork: bool = True,
 ) -> Reporter:
     """The reporter for a format name. `color` applies to compact and detailed, `verbose` (every link,
     not only problems) to compact, markdown and html; `summary_only` to all but junit, sarif and csv.
     Compact, detailed and markdown list a link's first few referrers and "… and N more"; `all_referrers`
     (or `verbose`) lists them all; html folds the rest into a <details>, open with `all_referrers`.
-    json, jsonl, junit, sarif and csv always carry every referrer."""
+    json, jsonl, junit, sarif and csv always carry every referrer. `fork`: json, csv and junit may make half of
+    a big report in a forked child (report/forked.py); False keeps it in this process (--workers 0)."""
     if fmt not in FORMATS:
         raise UsageError(f"--format: unknown format '{fmt}' (choose from {', '.join(FORMATS)})")
     if summary_only and fmt in _NO_SUMMARY_ONLY:
@@ -54,7 +56,7 @@ def reporter_for(
         case "json":
             from .json_report import JsonReport
 
-            return JsonReport(summary_only=summary_only)
+            return JsonReport(summary_only=summary_only, fork=fork)
         case "jsonl":
             from .jsonl import JsonLines
 
@@ -66,7 +68,7 @@ def reporter_for(
         case "junit":
             from .junit import JUnit
 
-            return JUnit()
+            return JUnit(fork=fork)
         case "sarif":
             from .sarif import Sarif
 
@@ -78,7 +80,7 @@ def reporter_for(
         case "csv":
             from .csv_report import Csv
 
-            return Csv()
+            return Csv(fork=fork)
         case _:
             from .html import Html
 

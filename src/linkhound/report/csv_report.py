@@ -27,13 +27,16 @@ class Csv(WholeReport):
     crawl's (a row per link occurrence: half a million for 10,000 pages) is written a batch of results at a
     time, the second half of them by a forked child when the references are held in memory."""
 
+    def __init__(self, *, fork: bool = True) -> None:
+        self.fork = fork  # a forked child may make half of a big report
+
     def chunks(self, report: Report) -> Iterator[str]:
         # a "fix" column, the URL to use instead, when there are links to fix (--suggest-fixes, --suggest-https)
         fix = {s.url: s.replacement for s in report.suggestions}
         yield _text([COLUMNS + (("fix",) if fix else ())])
         results = by_url(report.results)
         if references_in_memory(results):
-            yield from in_two(results, weight, lambda half, first: _rows(half, fix), _FORK_AT)
+            yield from in_two(results, weight, lambda half, first: _rows(half, fix), _FORK_AT if self.fork else None)
         else:
             yield from _rows(results, fix)
         if report.sitemap_drift is not None:  # --sitemap-drift

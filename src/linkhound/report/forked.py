@@ -25,11 +25,12 @@ T = TypeVar("T")
 
 
 def in_two(items: Sequence[T], weight: Callable[[T], int], make: Callable[[Sequence[T], bool], Iterable[str]],
-           at: int) -> Iterator[str]:
+           at: int | None) -> Iterator[str]:
     """make(items, True)'s text. Items that weigh `at` or more are made in two halves of about equal weight,
-    the second, make(second_half, False), by a forked child while this process makes the first."""
-    weights = list(itertools.accumulate(map(weight, items)))
-    half = bisect.bisect_left(weights, weights[-1] // 2) + 1 if weights and weights[-1] >= at else len(items)
+    the second, make(second_half, False), by a forked child while this process makes the first (at None: never,
+    as with --workers 0)."""
+    weights = [] if at is None else list(itertools.accumulate(map(weight, items)))
+    half = bisect.bisect_left(weights, weights[-1] // 2) + 1 if weights and weights[-1] >= (at or 0) else len(items)
     second = forked_text(lambda: make(items[half:], False)) if half < len(items) else None
     if second is None:
         yield from make(items, True)

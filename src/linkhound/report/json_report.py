@@ -37,8 +37,9 @@ T = TypeVar("T")
 class JsonReport(WholeReport):
     """Results sorted by URL and pages by depth, so two runs over the same links diff cleanly."""
 
-    def __init__(self, *, summary_only: bool = False) -> None:
+    def __init__(self, *, summary_only: bool = False, fork: bool = True) -> None:
         self.summary_only = summary_only
+        self.fork = fork  # a forked child may make half of a big report
 
     def chunks(self, report: Report) -> Iterator[str]:
         """The document in pieces: the same text as one dumps() of the whole, in bounded memory (a record with
@@ -55,7 +56,7 @@ class JsonReport(WholeReport):
             return
         head = dumps(doc, pretty=True)
         yield head[: head.rindex("\n}")] + ","
-        yield from _array("results", _all_results(report.results), last=False)
+        yield from _array("results", _all_results(report.results, _FORK_AT if self.fork else None), last=False)
         pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
         suggestions = suggestion_records(report)  # (only when there are: a run that didn't ask reads the same)
         yield from _array("pages", _records(page_record(p) for p in pages), last=not suggestions)
@@ -88,13 +89,13 @@ def _records(records: Iterable[Record]) -> Iterator[str]:
         comma = ","
 
 
-def _all_results(results: Sequence[Result]) -> Iterator[str]:
+def _all_results(results: Sequence[Result], fork_at: int | None) -> Iterator[str]:
     """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
     made in two halves of about as many references each, the second by a forked child on the other core."""
     ordered = by_url(results)
     if not references_in_memory(ordered):
         return _results(ordered)  # (references read from a file, or from Redis: not through a fork)
-    return in_two(ordered, weight, lambda half, first: _results(half, "" if first else ","), _FORK_AT)
+    return in_two(ordered, weight, lambda half, first: _results(half, "" if first else ","), fork_at)
 
 
 def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:

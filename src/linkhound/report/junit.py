@@ -30,6 +30,9 @@ class JUnit(WholeReport):
     that crawl: about half the time, without a tree of half a million elements); the few suites of the run's
     notes are made with ElementTree."""
 
+    def __init__(self, *, fork: bool = True) -> None:
+        self.fork = fork  # a forked child may make half of a big report
+
     def chunks(self, report: Report) -> Iterator[str]:
         groups = by_source(report.results)
         tests, failures, _ = _counts([p for pairs in groups.values() for p in pairs])
@@ -40,7 +43,7 @@ class JUnit(WholeReport):
             yield head + " />\n"
             return
         yield head + ">"
-        yield from in_two(list(groups.items()), lambda group: len(group[1]), _suites, _FORK_AT)
+        yield from in_two(list(groups.items()), lambda group: len(group[1]), _suites, _FORK_AT if self.fork else None)
         for suite in notes:
             ET.indent(suite, level=1)
             yield "\n  " + ET.tostring(suite, encoding="unicode")
