@@ -105,13 +105,8 @@ def _empty_suite(name: str) -> ET.Element:
 
 
 def _attribute(text: str) -> str:
-    """text escaped as ElementTree escapes an attribute's value."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
+    """text escaped as ElementTree escapes an attribute's value: as text, and quotes and line breaks too."""
+    text = _text(text)
     if '"' in text:
         text = text.replace('"', "&quot;")
     if "\r" in text:
