@@ -53,8 +53,21 @@ BUILD = """
 """
 
 
+# Each forked_text() call of a script, in `children`: True where a child was forked.
+COUNT_FORKS = textwrap.dedent("""
+    import linkhound.report.forked as forked
+    children = []
+    _made = forked.forked_text
+    def _counted(make):
+        spill = _made(make)
+        children.append(spill is not None)
+        return spill
+    forked.forked_text = _counted
+""")
+
+
 def run(script: str) -> str:
-    code = "from linkhound.references import ids\n" + textwrap.dedent(BUILD) + textwrap.dedent(script)
+    code = COUNT_FORKS + "from linkhound.references import ids\n" + textwrap.dedent(BUILD) + textwrap.dedent(script)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     return r.stdout
@@ -63,20 +76,11 @@ def run(script: str) -> str:
 @two_cores
 def test_a_big_report_made_in_two_processes_is_the_text_made_in_one() -> None:
     out = run("""
-        import os
-        import linkhound.report.forked as forked
         import linkhound.report.json_report as json_report
         from linkhound.report import reporter_for
         from linkhound.report.common import by_url
         from linkhound.report.records import dumps, result_record
 
-        children = []
-        made = forked.forked_text
-        def counted(make):
-            spill = made(make)
-            children.append(spill is not None)
-            return spill
-        forked.forked_text = counted
         text = "".join(reporter_for("json").chunks(report))
         assert children == [True], children
         # the same document dumped whole, in this process
@@ -100,16 +104,8 @@ def test_a_big_report_of_a_row_a_reference_made_in_two_processes_is_the_text_mad
     out = run(f"""
         import csv, io
         import xml.etree.ElementTree as ET
-        import linkhound.report.forked as forked
         from linkhound.report import csv_report, junit, reporter_for
 
-        children = []
-        made = forked.forked_text
-        def counted(make):
-            spill = made(make)
-            children.append(spill is not None)
-            return spill
-        forked.forked_text = counted
         text = "".join(reporter_for("{fmt}").chunks(report))
         assert children == [True], children
         assert "".join(reporter_for("{fmt}", fork=False).chunks(report)) == text  # --workers 0
@@ -204,21 +200,14 @@ def test_workers_0_keeps_a_big_report_in_the_process(tmp_path: Path, workers: st
         (tmp_path / f"page-{n}.md").write_text("".join(f"[to {i}](page-{i % 40}.md)\n" for i in range(600)))
     script = """
         import sys
-        import linkhound.report.forked as forked
-        asked = []
-        made = forked.forked_text
-        def counted(make):
-            spill = made(make)
-            asked.append(spill is not None)
-            return spill
-        forked.forked_text = counted
         from linkhound.cli import main
         code = main()
-        print(asked, file=sys.stderr)
+        print(children, file=sys.stderr)
         sys.exit(code)
     """
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(script), "--no-progress", "--offline", "--format", "json",
-                        "--workers", workers, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    r = subprocess.run([sys.executable, "-c", COUNT_FORKS + textwrap.dedent(script), "--no-progress", "--offline",
+                        "--format", "json", "--workers", workers, str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr  # (nothing broken: every link names a page that is there)
     assert r.stderr.strip().splitlines()[-1] == children
     doc = json.loads(r.stdout)
