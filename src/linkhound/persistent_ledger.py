@@ -87,8 +87,9 @@ _RESUMING = ("CREATE INDEX IF NOT EXISTS refs_from ON refs (source)",
              "CREATE INDEX IF NOT EXISTS pages_at ON pages (url)")
 _REFS_FROM = ("SELECT t.key, r.place, r.text FROM refs r"
               " JOIN targets t ON t.id = r.target WHERE r.source IN (SELECT id FROM sources WHERE url = ?)")
-_RESULTS = (
-    "SELECT t.id, t.key, t.url, t.result, t.fragments, rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
+_RESULTS = (  # (fragments: whether some reference asks for one, and some was found broken: 1, 2)
+    "SELECT t.id, t.key, t.url, t.result, t.fragments + (t.fragments AND EXISTS (SELECT 1 FROM broken WHERE"
+    " target = t.id)), rec.depth, (SELECT count(*) FROM refs WHERE target = t.id)"
     " FROM targets t LEFT JOIN records rec ON rec.key = t.key WHERE t.done IS NOT NULL ORDER BY t.done"
 )
 _PAGES = ("SELECT p.url, p.key, rec.depth, p.links, p.followed FROM pages p LEFT JOIN records rec ON rec.key = p.key"
@@ -279,19 +280,32 @@ class PersistentLedger:
             for key, url, raw, fragment in links:
                 self.refer(key, url, reference(source, raw), fragment)
             return
-        pairs, pending = self._pairs, self._pending  # (emptied in place when written: see _write_refs)
+        # (emptied in place when written: see _write_refs)
+        pairs, pending, young, asked, verdicts = self._pairs, self._pending, self._young, self._asked, self._verdicts
         for key, url, raw, fragment in links:
             text, element, attribute, line, column = raw[:5]
-            if fragment is not None:
-                self._record(key, url, sid, fragment, line, column, element, attribute, text)
-                continue
-            entry = self._young.get(key)
-            if entry is None:
-                entry = self._entry(key, url)
+            entry = young.get(key)
             pair = pairs.get((element, attribute))
             if pair is None or pair >= _PAIRS or not (0 <= line < _LINES and 0 <= column < _COLUMNS):
-                pending.append(self._ref_row(key, entry >> 2, None, sid, line, column, element, attribute, text))
+                self._record(key, url, sid, fragment, line, column, element, attribute, text)
                 continue
+            if fragment is not None:
+                # a fragment asked of a target that already has one asked (its row says so), either not checked
+                # yet or already checked for this fragment: the row, and the fragment noted (as _record does)
+                if entry is None or not entry & _HAS_FRAGMENTS or \
+                        entry & _HAS_RESULT and (entry >> 2, fragment) not in verdicts:
+                    self._record(key, url, sid, fragment, line, column, element, attribute, text)
+                    continue
+                tid = entry >> 2
+                pending.append((tid, sid, line << 40 | column << 12 | pair, _with_fragment(fragment, text)))
+                fragments = asked.get(tid)
+                if fragments is None:
+                    asked[tid] = {fragment}
+                else:
+                    fragments.add(fragment)
+                continue
+            if entry is None:
+                entry = self._entry(key, url)
             pending.append((entry >> 2, sid, line << 40 | column << 12 | pair,
                             len(text) if text and key.endswith(text) else text))
 
@@ -439,14 +453,14 @@ class PersistentLedger:
             url = url or key
             r = _load(blob, url)
             depth = r.depth if depth is None else depth
-            if not fragments or not r.status.is_ok:
+            if fragments != 2 or not r.status.is_ok:  # (no broken fragment, or none checked)
                 if n:
                     yield with_refs(r, TargetRefs(self, tid, n, key=key), depth)
                 continue
             broken = db.execute("SELECT fragment, result FROM broken WHERE target = ? ORDER BY fragment",
                                 (tid,)).fetchall()
             left_out = tuple(f for f, _ in broken)
-            counts = self._count_refs(tid, left_out) if broken else Counter()
+            counts = self._count_refs(tid, left_out)
             rest = n - sum(counts.values())
             yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out, key=key), depth)
             for fragment, result in broken:
@@ -711,7 +725,7 @@ class PersistentLedger:
             self._state.write_soon()
             self._db.executemany("INSERT OR IGNORE INTO asked VALUES (?, ?)",
                                  [(tid, f) for tid, fragments in self._asked.items() for f in fragments])
-            self._asked = {}
+            self._asked.clear()  # (in place: refer_links() may be adding to it)
         if self._pending:
             self._state.write_soon()
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
