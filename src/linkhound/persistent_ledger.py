@@ -280,11 +280,12 @@ class PersistentLedger:
             for key, url, raw, fragment in links:
                 self.refer(key, url, reference(source, raw), fragment)
             return
-        # (emptied in place when written: see _write_refs)
-        pairs, pending, young, asked, verdicts = self._pairs, self._pending, self._young, self._asked, self._verdicts
+        # (pending and asked are emptied in place when written, verdicts when full: the names stay theirs; the
+        # cache of entries is read from self each time, as an entry made here may start a new generation of it)
+        pairs, pending, asked, verdicts = self._pairs, self._pending, self._asked, self._verdicts
         for key, url, raw, fragment in links:
             text, element, attribute, line, column = raw[:5]
-            entry = young.get(key)
+            entry = self._young.get(key)
             pair = pairs.get((element, attribute))
             if pair is None or pair >= _PAIRS or not (0 <= line < _LINES and 0 <= column < _COLUMNS):
                 self._record(key, url, sid, fragment, line, column, element, attribute, text)
