@@ -14,7 +14,7 @@ import pytest
 
 from linkhound import UsageError
 from linkhound.api import _inputs, make_settings
-from linkhound.crawl_state import Limits, Plan, Progress
+from linkhound.crawl_state import CrawlState, Limits, Plan, Progress
 from linkhound.engine import Engine
 from linkhound.memory_state import MemoryState
 from linkhound.sqlite_state import SqliteState, insert_rows
@@ -32,8 +32,8 @@ def opener(tmp_path: Path) -> Iterator[Opener]:
     opened: list[SqliteState] = []
 
     def open_state(limits: Limits = _NO_LIMITS, ready: Callable[[str], None] = lambda host: None,
-                   commit_interval: float = 1.0) -> SqliteState:
-        state = SqliteState(str(tmp_path / "state.sqlite"), limits, ready, commit_interval)
+                   commit_interval: float = 1.0, cache_size: int = 10_000) -> SqliteState:
+        state = SqliteState(str(tmp_path / "state.sqlite"), limits, ready, commit_interval, cache_size)
         opened.append(state)
         return state
 
@@ -46,6 +46,33 @@ class TestSqliteState(StateContract):
     @pytest.fixture
     def make(self, opener: Opener) -> Make:
         return opener
+
+
+class TestSqliteStateReadingBack(StateContract):
+    """The contract again with a cache of one record (two generations: two held): records are read back from
+    the file as steps need them."""
+
+    @pytest.fixture
+    def make(self, opener: Opener) -> Make:
+        return lambda limits=_NO_LIMITS, ready=lambda host: None: opener(limits, ready, cache_size=1)
+
+
+async def test_a_key_the_cache_forgot_is_found_in_the_file_not_added_again(opener: Opener) -> None:
+    async def steps(state: CrawlState) -> list[object]:
+        seen: list[object] = [[(c.url, c.depth, c.plan) for c in await state.add(
+            [found("/a", depth=3), found("/b"), found("/c"), found("/d")])], state.unfinished]
+        # (with a cache of one record, /a is no longer held: its row is found, its INSERT ignored)
+        for again in ([found("/a", depth=1, crawl=True), found("/e", crawl=True)], [found("/f", crawl=True)],
+                      [found("/b", crawl=True), found("/g", crawl=True)]):
+            seen += [[(c.url, c.depth, c.plan) for c in await state.add(again)], state.unfinished]
+        return [*seen, state.depth("http://h.test/a"), [(c.url, c.plan) for c in await drain(state)],
+                state.unfinished, state.cut_by()]
+
+    limits = Limits(max_pages=3)
+    expected = await steps(MemoryState(limits))
+    assert await steps(opener(limits, cache_size=1)) == expected
+    assert expected[1:5] == [4, [("http://h.test/a", 1, Plan.PAGE), ("http://h.test/e", 1, Plan.PAGE)], 5,
+                             [("http://h.test/f", 1, Plan.PAGE)]]  # (three pages granted: /b and /g are not)
 
 
 # -- resuming --------------------------------------------------------------------------------------------

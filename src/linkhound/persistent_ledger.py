@@ -146,6 +146,11 @@ class PersistentLedger:
         self._last_source, self._last_sid = "", 0  # the document _source() was last asked for
         self._skip: dict[str, Counter[tuple[Any, ...]]] = {}  # documents read again: references recorded before
         self._pending: list[tuple[Any, ...]] = []  # reference rows not yet written
+        # rows of sources and pages not yet written (each a statement of its own cost 3-4 times what a row of a
+        # hundred-row insert does); a source's id is given here, as no statement makes its row yet
+        self._new_sources: list[tuple[int, str, int]] = []
+        self._new_pages: list[tuple[Any, ...]] = []
+        self._next_sid = int(self._one("SELECT coalesce(max(id), 0) FROM sources")[0]) + 1
         self._pair_names = [(e, a) for _, e, a in self._db.execute("SELECT id, element, attribute FROM pairs"
                                                                     " ORDER BY id")]
         self._pairs = {pair: i for i, pair in enumerate(self._pair_names)}  # (element, attribute) -> its id
@@ -247,7 +252,7 @@ class PersistentLedger:
                 attribute: str, text: str) -> None:
         """A reference from document sid: its row, and a #fragment noted and checked when its target's result is
         known."""
-        entry = self._entry(key, url)
+        entry = self._entry(key, url, fragment is not None)
         tid = entry >> 2
         self._pending.append(self._ref_row(key, tid, fragment, sid, line, column, element, attribute, text))
         if fragment is None:
@@ -408,8 +413,7 @@ class PersistentLedger:
         if earlier is not None:  # matched once: a second equal entry of this session is a page of its own
             self._db.execute("UPDATE pages SET session = ? WHERE seq = ?", (self._session, earlier[0]))
             return False
-        self._sql("INSERT INTO pages (url, key, links, followed, session) VALUES (?, ?, ?, ?, ?)",
-                  (url, key, links, int(bool(followed)), self._session))
+        self._new_pages.append((url, key, links, int(bool(followed)), self._session))
         return True
 
     def notes(self, caps: set[str], warnings: list[str]) -> Notes:
@@ -484,8 +488,8 @@ class PersistentLedger:
             self._keep(key, entry)
         return entry
 
-    def _entry(self, key: str, url: str) -> int:
-        """key's cached entry, its row made on first sight."""
+    def _entry(self, key: str, url: str, fragments: bool = False) -> int:
+        """key's cached entry, its row made on first sight (saying so if a #fragment is asked of it)."""
         entry = self._young.get(key)
         if entry is not None:
             return entry
@@ -493,10 +497,12 @@ class PersistentLedger:
         if entry is None:
             self._state.write_soon()
             # (bound values exact ints and strs, a NULL in the statement: see sqlite_state's note on _INSERT)
-            cursor = self._sql("INSERT INTO targets (key, url) VALUES (?, NULL)", (key,)) if url == key \
-                else self._sql("INSERT INTO targets (key, url) VALUES (?, ?)", (key, url))
+            flag = int(fragments)
+            cursor = self._sql("INSERT INTO targets (key, url, fragments) VALUES (?, NULL, ?)", (key, flag)) \
+                if url == key else self._sql("INSERT INTO targets (key, url, fragments) VALUES (?, ?, ?)",
+                                             (key, url, flag))
             assert cursor.lastrowid is not None
-            entry = cursor.lastrowid << 2
+            entry = cursor.lastrowid << 2 | flag
             self._count += 1
             self._keep(key, entry)
         return entry
@@ -522,11 +528,13 @@ class PersistentLedger:
         sid = self._sources_old.get(url)
         if sid is None:
             self._state.write_soon()
-            rows = self._db.execute("SELECT id, session FROM sources WHERE url = ?", (url,)).fetchall() \
-                if self._resumed else []  # (a first session has no index on url: it looks nothing up)
+            if self._resumed:  # (a first session has no index on url: it looks nothing up)
+                self._write_rows()
+                rows = self._db.execute("SELECT id, session FROM sources WHERE url = ?", (url,)).fetchall()
+            else:
+                rows = []
             if any(session != self._session for _, session in rows):
                 self._db.execute("UPDATE sources SET session = ? WHERE url = ?", (self._session, url))
-                self._write_refs()
                 names = self._pair_names
                 earlier = Counter((key, fragment, line, col, *names[pair], text)
                                   for key, place, stored in self._db.execute(_REFS_FROM, (url,))
@@ -536,9 +544,9 @@ class PersistentLedger:
             if rows:
                 sid = rows[-1][0]
             else:
-                cursor = self._sql("INSERT INTO sources VALUES (NULL, ?, ?)", (url, self._session))
-                assert cursor.lastrowid is not None
-                sid = cursor.lastrowid
+                sid = self._next_sid
+                self._next_sid += 1
+                self._new_sources.append((sid, url, self._session))
         young = self._sources_young
         if len(young) >= _CACHE >> 3:
             self._sources_old, self._sources_young = young, {}
@@ -716,16 +724,26 @@ class PersistentLedger:
 
     def _index(self) -> None:
         """References by target, from here on (made once, in one pass: see _SCHEMA's note)."""
-        self._write_refs()
+        self._write_rows()
         if not self._indexed:
             self._reader().execute(_INDEX)
             self._indexed = True
 
-    def _write_refs(self) -> None:
+    def _write_rows(self) -> None:
+        """The rows kept in memory until now (references, the fragments they ask for, sources, pages)."""
+        if self._new_sources:
+            self._state.write_soon()
+            insert_rows(self._cursor, "INSERT INTO sources VALUES ", self._new_sources)
+            self._new_sources.clear()
+        if self._new_pages:
+            self._state.write_soon()
+            insert_rows(self._cursor, "INSERT INTO pages (url, key, links, followed, session) VALUES ",
+                        self._new_pages)
+            self._new_pages.clear()
         if self._asked:
             self._state.write_soon()
-            self._db.executemany("INSERT OR IGNORE INTO asked VALUES (?, ?)",
-                                 [(tid, f) for tid, fragments in self._asked.items() for f in fragments])
+            insert_rows(self._cursor, "INSERT OR IGNORE INTO asked VALUES ",
+                        [(tid, f) for tid, fragments in self._asked.items() for f in fragments])
             self._asked.clear()  # (in place: refer_links() may be adding to it)
         if self._pending:
             self._state.write_soon()
@@ -736,7 +754,7 @@ class PersistentLedger:
 
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""
-        self._write_refs()
+        self._write_rows()
         if self.notes_source is not None:
             caps, warnings = self.notes_source()  # (with those of earlier sessions: see notes())
             saved = orjson.dumps([sorted(caps), warnings])
@@ -820,15 +838,21 @@ class StoredPages(_Reread[Page]):
         self._ledger = ledger
 
     def __len__(self) -> int:
-        return int(self._ledger._one("SELECT count(*) FROM pages")[0])
+        return int(self._read("SELECT count(*) FROM pages").fetchone()[0])
 
     def __iter__(self) -> Iterator[Page]:
-        for url, key, depth, links, followed in self._ledger._reader().execute(_PAGES):
+        for url, key, depth, links, followed in self._read(_PAGES):
             yield Page(url, (depth or 0) if key else 0, links, bool(followed))
 
     def entries(self) -> Iterator[PageEntry]:
-        for url, key, _, links, followed in self._ledger._reader().execute(_PAGES):
+        for url, key, _, links, followed in self._read(_PAGES):
             yield url, key, links, bool(followed)
+
+    def _read(self, sql: str) -> sqlite3.Cursor:
+        ledger = self._ledger
+        if not ledger._closed:
+            ledger._write_rows()  # (pages recorded since the last commit)
+        return ledger._reader().execute(sql)
 
 
 def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:

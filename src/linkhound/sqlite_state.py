@@ -16,7 +16,7 @@ from .exceptions import UsageError
 
 SCHEMA_VERSION = 5
 _QUEUED, _IN_FLIGHT, _DONE = 0, 1, 2
-_CHECK = int(Plan.CHECK)
+_CHECK, _PAGE = int(Plan.CHECK), int(Plan.PAGE)
 _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
 _CACHE_KIB = 32 * 1024
@@ -25,9 +25,9 @@ _CHECKPOINT_PAGES = 8192  # of 4 KiB
 # One row per canonical key. The queue index is partial: it holds only queued rows, so it stays the size of the
 # frontier, not of the crawl. seq orders equal depths in the order records were (re)queued, as the heap does in
 # MemoryState; url is NULL where it equals the key (nearly always), which halves the text stored.
-# A page's links are one row of edges: the keys it links to, as a JSON array, written as they are found. Kept as
-# keys, not record ids, so adding a page's links reads no record for the links it repeats (nav, footer: most of
-# them); only a shorter path to a crawled page reads its edges back.
+# A page's links are one row of edges: the keys it links to, as a JSON array, written with the commit (in
+# hundred-row inserts) or before a shorter path reads edges back. Kept as keys, not record ids, so adding a page's
+# links reads no record for the links it repeats (nav, footer: most of them).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value);
 CREATE TABLE IF NOT EXISTS records (
@@ -53,19 +53,18 @@ CREATE INDEX IF NOT EXISTS edges_of ON edges (parent);
 _COLUMNS = "id, key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq"
 _BY_KEY = f"SELECT {_COLUMNS} FROM records WHERE key = ?"
 _CHILDREN = "SELECT children FROM edges WHERE parent = ?"
-_EDGES = "INSERT INTO edges VALUES (?, ?)"
 # Values are bound as exact ints and strs (and bytearrays): the sqlite3 module gives any other type (bool, None,
 # bytes, an IntEnum) to its adapter lookup first, which costs 1.2-1.9 us a value (it raises and clears an
 # AttributeError); so a NULL is written in the statement (a variant without that value), not bound as None.
-_INSERT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
-           " VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")
-_INSERT_SAME = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
-                " VALUES (?, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)")  # url is the key's (nearly always)
+# A new record's row is made without looking for one first (most keys not cached are new): the INSERT is ignored
+# where the key has a row (then read).
+_NEW = "records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
+_INSERT = f"INSERT OR IGNORE INTO {_NEW} VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)"
+_INSERT_SAME = f"INSERT OR IGNORE INTO {_NEW} VALUES (?, NULL, ?, ?, ?, NULL, ?, ?, ?, ?, 1, ?)"  # url = key's
 _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, crawlable = ?, body = ?, seed = ?,"
          " seq = ? WHERE id = ?")
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
-_ADOPT = ("INSERT INTO records (key, url, host, depth, plan, served, progress, crawlable, body, seed, hop, seq)"
-          " VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)")  # fetched already, as a page
+_ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
 # (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
 _CLAIM = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT 1"
 
@@ -108,6 +107,7 @@ class SqliteState:
         self._cursors: list[sqlite3.Cursor] = []
         self._before_commit: list[Callable[[], None]] = []
         self._timer: asyncio.TimerHandle | None = None
+        self._edges: list[tuple[int, bytearray]] = []  # rows of edges not yet written (read back rarely)
         self._closed = False
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
         # once per page. The file stays the only truth: every change is written, the cache only saves reads.
@@ -172,18 +172,28 @@ class SqliteState:
                 page.hop = hop
                 self._sql("UPDATE records SET hop = ? WHERE id = ?", (hop, page.id))
         for f in found:
-            r = self._load(f.key)
+            r = self._young.get(f.key)
             if r is None:
-                r = self._insert(f)
-                changed.append(_claim_of(r))
-            elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
+                r = self._old.pop(f.key, None)
+                if r is not None:
+                    self._keep(r)
+                else:  # (its row made if it has none: no lookup first, most keys not held are new)
+                    r = self._insert(f)
+                    if r is not None:
+                        changed.append(_claim_of(r))
+                        if edges is not None:
+                            edges.append(f.key)
+                        continue
+                    r = self._load(f.key)
+                    assert r is not None, f.key
+            if f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
                 self._update(r, f, changed)
             if edges is not None:
                 edges.append(f.key)
         if edges is not None:
             edges.extend(known)
             if edges:
-                self._sql(_EDGES, (page.id, bytearray(orjson.dumps(edges))))  # type: ignore[union-attr]
+                self._edges.append((page.id, bytearray(orjson.dumps(edges))))  # type: ignore[union-attr]
         return changed
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
@@ -201,7 +211,7 @@ class SqliteState:
         if redirect is not None and end is not None:  # a redirect is a hop of no length: its end moves up with it
             redirect.hop = 0
             self._db.execute("UPDATE records SET hop = 0 WHERE id = ?", (redirect.id,))
-            self._db.execute(_EDGES, (redirect.id, orjson.dumps([end.key])))
+            self._edges.append((redirect.id, bytearray(orjson.dumps([end.key]))))
         return adopted
 
     async def claim(self, host: str) -> Claim | None:
@@ -265,6 +275,7 @@ class SqliteState:
             self._timer.cancel()
             self._timer = None
         if self._db.in_transaction:
+            self._write_edges()
             for write in self._before_commit:
                 write()
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -326,19 +337,24 @@ class SqliteState:
             self._pages += 1  # granted now
         return int(plan)
 
-    def _insert(self, f: Found) -> _Rec:
+    def _insert(self, f: Found) -> _Rec | None:
+        """f's record, new and queued; None if the file has one (not cached), which is left as it is."""
         r = _Rec((0, f.key, f.url, f.host, f.depth, _CHECK, None, _QUEUED, int(f.crawl), int(f.body), int(f.seed),
-                  1, 0))
-        r.plan = self._wanted(r)
-        self._unfinished += 1
-        r.seq = self._next_seq()
+                  1, self._seq + 1))
+        r.plan = int(wanted(r, self._limits, self._pages))
         if f.url == f.key:
             cursor = self._sql(_INSERT_SAME, (f.key, f.host, f.depth, r.plan, _QUEUED, r.crawlable, r.body, r.seed,
                                               r.seq))
         else:
             cursor = self._sql(_INSERT, (f.key, f.url, f.host, f.depth, r.plan, _QUEUED, r.crawlable, r.body, r.seed,
                                          r.seq))
+        if cursor.rowcount != 1:
+            return None
         r.id = cursor.lastrowid or 0
+        self._seq = r.seq
+        if r.plan == _PAGE:
+            self._pages += 1  # granted now
+        self._unfinished += 1
         self._queued_on(f.host)
         self._keep(r)
         return r
@@ -383,8 +399,14 @@ class SqliteState:
                 r.seq = self._next_seq()  # queued at its new depth, behind those already there
             self._raise(r, changed)  # maybe within --max-depth now
             self._save(r)
+            self._write_edges()
             for (children,) in self._db.execute(_CHILDREN, (r.id,)).fetchall():
                 work.extend((child, depth + r.hop) for child in orjson.loads(children))
+
+    def _write_edges(self) -> None:
+        if self._edges:  # (a statement a page costs 3-4 times what a row of a hundred-row insert does)
+            insert_rows(self._db, "INSERT INTO edges VALUES ", self._edges)
+            self._edges.clear()
 
     def _enqueue(self, r: _Rec) -> None:
         """r goes back to its host's queue (from done, or from in flight)."""
