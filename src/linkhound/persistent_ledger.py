@@ -97,6 +97,8 @@ _PAGES = ("SELECT p.url, p.key, rec.depth, p.links, p.followed FROM pages p LEFT
 _DONE = 2  # a record's progress when fetched (sqlite_state.py)
 _CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per generation of two
 _HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
+_FLAGS = 100
+_FLAG = f"UPDATE targets SET fragments = 1 WHERE id IN ({', '.join('?' * _FLAGS)})"
 _MOOT = -1  # a target's result failed: its fragments are not checked (see _against)
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
@@ -150,6 +152,7 @@ class PersistentLedger:
         # hundred-row insert does); a source's id is given here, as no statement makes its row yet
         self._new_sources: list[tuple[int, str, int]] = []
         self._new_pages: list[tuple[Any, ...]] = []
+        self._flagged: list[int] = []  # targets a fragment is asked of now, their rows not yet saying so
         self._next_sid = int(self._one("SELECT coalesce(max(id), 0) FROM sources")[0]) + 1
         self._pair_names = [(e, a) for _, e, a in self._db.execute("SELECT id, element, attribute FROM pairs"
                                                                     " ORDER BY id")]
@@ -264,7 +267,7 @@ class PersistentLedger:
             asked.add(fragment)
         if not entry & _HAS_FRAGMENTS:
             self._state.write_soon()
-            self._sql("UPDATE targets SET fragments = 1 WHERE id = ?", (entry >> 2,))
+            self._flagged.append(tid)
             self._keep(key, entry | _HAS_FRAGMENTS)
         if entry & _HAS_RESULT and (tid, fragment) not in self._verdicts:
             aid = self._against.get(tid)
@@ -481,6 +484,8 @@ class PersistentLedger:
             if entry is None:
                 if self._complete:
                     return None
+                if self._flagged:
+                    self._write_flags()
                 row = self._one("SELECT id, result IS NOT NULL, fragments FROM targets WHERE key = ?", (key,))
                 if row is None:
                     return None
@@ -731,6 +736,8 @@ class PersistentLedger:
 
     def _write_rows(self) -> None:
         """The rows kept in memory until now (references, the fragments they ask for, sources, pages)."""
+        if self._flagged:
+            self._write_flags()
         if self._new_sources:
             self._state.write_soon()
             insert_rows(self._cursor, "INSERT INTO sources VALUES ", self._new_sources)
@@ -751,6 +758,16 @@ class PersistentLedger:
                 self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
             insert_rows(self._cursor, _INSERT_REF, self._pending)
             self._pending.clear()  # (the same list: refer_links() may be appending to it)
+
+    def _write_flags(self) -> None:
+        """Targets a fragment is asked of (first asked after their rows were made), a hundred a statement (the
+        last id repeated to fill one)."""
+        flagged = self._flagged
+        for start in range(0, len(flagged), _FLAGS):
+            ids = flagged[start:start + _FLAGS]
+            ids += [ids[-1]] * (_FLAGS - len(ids))
+            self._sql(_FLAG, ids)
+        flagged.clear()
 
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""
