@@ -63,6 +63,20 @@ class StateContract:
         await state.add([found(f"/d{d}", depth=d) for d in (3, 1, 2, 0)])
         assert [c.depth for c in await drain(state)] == [0, 1, 2, 3]
 
+    async def test_a_claimed_record_is_in_flight_and_not_claimed_again(self, make: Make) -> None:
+        state = make(Limits())
+        await state.add([found("/a"), found("/b"), found("/c")])
+        first, second = await take(state), await take(state)  # (neither done yet)
+        assert (first.url, second.url) == ("http://h.test/a", "http://h.test/b")
+        record = state.record(first.key)
+        assert record is not None and record.progress is Progress.IN_FLIGHT
+        assert state.queued == 1 and state.unfinished == 3
+        await state.done(second, second.plan)
+        assert [c.url for c in await drain(state)] == ["http://h.test/c"]
+        assert state.unfinished == 1  # /a, still in flight
+        await state.done(first, first.plan)
+        assert state.unfinished == 0 and await state.claim("h.test") is None
+
     async def test_on_host_ready_is_told_when_a_queue_fills(self, make: Make) -> None:
         ready: list[str] = []
         state = make(Limits(), ready.append)
