@@ -77,6 +77,21 @@ class StateContract:
         await state.done(first, first.plan)
         assert state.unfinished == 0 and await state.claim("h.test") is None
 
+    async def test_claims_stay_shallowest_first_as_records_are_added_and_moved_between_claims(
+            self, make: Make) -> None:
+        state = make(Limits())
+        await state.add([found(f"/d{d}", depth=d) for d in (3, 4, 5, 6, 7)])
+        order = [(await take(state)).url]  # /d3
+        await state.add([found("/new1", depth=1)])  # ahead of everything queued
+        await state.add([found("/d6", depth=2)])  # a queued record moves up
+        order.append((await take(state)).url)  # /new1
+        await state.add([found("/d7", depth=9)])  # (no change: deeper than it is)
+        order += [(await take(state)).url, (await take(state)).url]  # /d6 at 2, then /d4
+        await state.add([found("/new4", depth=4)])  # behind /d4's depth: after those queued at depths < 4
+        order += [c.url for c in await drain(state)]
+        assert [u.rsplit("/", 1)[1] for u in order] == ["d3", "new1", "d6", "d4", "new4", "d5", "d7"]
+        assert state.unfinished == 4  # those taken one by one: never done
+
     async def test_on_host_ready_is_told_when_a_queue_fills(self, make: Make) -> None:
         ready: list[str] = []
         state = make(Limits(), ready.append)

@@ -4,6 +4,7 @@ flat however large the crawl, and a run killed at any point resumes from its las
 from __future__ import annotations
 
 import asyncio
+import bisect
 import itertools
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +22,8 @@ _PROGRESS = (Progress.QUEUED, Progress.IN_FLIGHT, Progress.DONE)
 _NO_LIMITS = Limits()
 _CACHE_KIB = 32 * 1024
 _CHECKPOINT_PAGES = 8192  # of 4 KiB
+_BATCH = 16  # queued records read a statement when a host's next claims are not known
+_NEXT_MAX = 64  # positions known ahead, at most
 
 # One row per canonical key. The queue index is partial: it holds only queued rows, so it stays the size of the
 # frontier, not of the crawl. seq orders equal depths in the order records were (re)queued, as the heap does in
@@ -65,8 +68,8 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
          " seq = ? WHERE id = ?")
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
-# (a SELECT, then an UPDATE: RETURNING needs SQLite 3.35, newer than some systems' Python links)
-_CLAIM = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT 1"
+# The next records of a host's queue, read a few at a time (see SqliteState._next)
+_NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
 
 
 class _Rec:
@@ -114,6 +117,11 @@ class SqliteState:
         self._cache_size = cache_size
         self._young: dict[str, _Rec] = {}
         self._old: dict[str, _Rec] = {}
+        # The first queued records of some hosts, as (depth, seq, key) in claim order: every queued record of
+        # the host not listed comes after the last one listed. Read a batch at a time, so most claims need no
+        # SELECT; a record queued ahead of the last is put in its place; one that moved or left the queue
+        # since it was listed is passed over when its turn comes (checked against its record).
+        self._next: dict[str, list[tuple[int, int, str]]] = {}
         try:
             self._resume()
         except BaseException:
@@ -219,14 +227,39 @@ class SqliteState:
         if not self._per_host.get(host):
             return None
         self._begin()
-        row = self._sql(_CLAIM, (host,)).fetchone()
-        assert row is not None, host  # the count said the queue holds one
-        r = self._young.get(row[1]) or self._old.pop(row[1], None) or _Rec(row)
+        r = self._next_of(host)
         self._sql("UPDATE records SET progress = 1 WHERE id = ?", (r.id,))
         r.progress = _IN_FLIGHT
         self._keep(r)  # (its page's depth is asked for as its links are added, and it is done: no read then)
         self._dequeued(host)
         return Claim(r.key, r.url, host, r.depth, Plan(r.plan), bool(r.seed))
+
+    def _next_of(self, host: str) -> _Rec:
+        """The first queued record of host (which the count says has one)."""
+        listed = self._next.get(host)
+        while True:
+            if not listed:
+                listed = self._next[host] = []
+                for row in self._sql(_NEXT, (host,)).fetchall():
+                    key = row[1]
+                    if key not in self._young and key not in self._old:
+                        self._keep(_Rec(row))  # (read now: its claim reads it from the cache)
+                    listed.append((row[4], row[12], key))
+                assert listed, host
+            depth, seq, key = listed.pop(0)
+            if not listed:
+                del self._next[host]  # (no list of a host kept empty: hosts may be many)
+            r = self._load(key)
+            if r is not None and r.progress == _QUEUED and r.depth == depth and r.seq == seq:
+                return r
+
+    def _listed(self, r: _Rec) -> None:
+        """r is queued at a new place (a new seq): listed if its host's next claims are known and it is one."""
+        listed = self._next.get(r.host)
+        if listed and (r.depth, r.seq) < listed[-1][:2]:
+            bisect.insort(listed, (r.depth, r.seq, r.key))
+            if len(listed) > _NEXT_MAX:
+                listed.pop()
 
     async def done(self, claim: Claim, served: Plan) -> None:
         self._begin()
@@ -357,6 +390,7 @@ class SqliteState:
         self._unfinished += 1
         self._queued_on(f.host)
         self._keep(r)
+        self._listed(r)
         return r
 
     def _update(self, r: _Rec, f: Found, changed: list[Claim]) -> None:
@@ -397,6 +431,7 @@ class SqliteState:
             r.depth = depth
             if r.progress == _QUEUED:
                 r.seq = self._next_seq()  # queued at its new depth, behind those already there
+                self._listed(r)
             self._raise(r, changed)  # maybe within --max-depth now
             self._save(r)
             self._write_edges()
@@ -413,6 +448,7 @@ class SqliteState:
         r.progress = _QUEUED
         r.seq = self._next_seq()
         self._queued_on(r.host)
+        self._listed(r)
 
     def _queued_on(self, host: str) -> None:
         n = self._per_host.get(host, 0)
