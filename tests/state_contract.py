@@ -77,6 +77,38 @@ class StateContract:
         await state.done(first, first.plan)
         assert state.unfinished == 0 and await state.claim("h.test") is None
 
+    async def test_many_claims_in_flight_at_once_are_each_claimed_once_in_order(self, make: Make) -> None:
+        state = make(Limits())
+        await state.add([found(f"/p{i}", depth=i % 3) for i in range(40)])
+        claims = [await take(state) for _ in range(40)]  # (none done yet)
+        assert sorted(c.url for c in claims) == sorted(f"http://h.test/p{i}" for i in range(40))  # each once
+        assert [c.depth for c in claims] == sorted(c.depth for c in claims)  # shallowest first
+        assert await state.claim("h.test") is None and state.queued == 0
+        await state.add([found("/p38", depth=0)])  # a shorter path to a record in flight: it stays in flight
+        assert await state.claim("h.test") is None
+        records = [state.record(c.key) for c in claims]
+        assert all(r is not None and r.progress is Progress.IN_FLIGHT for r in records)
+        await state.add([found("/p0", depth=0, body=True)])  # a plan raised in flight: fetched again when done
+        for c in claims:
+            await state.done(c, c.plan)
+        assert [c.url for c in await drain(state)] == ["http://h.test/p0"]
+        assert state.unfinished == 0
+
+    async def test_a_shorter_path_to_a_page_moves_up_its_children_in_flight_too(self, make: Make) -> None:
+        state = make(Limits())
+        await state.add([found("/page", depth=2, crawl=True)])
+        page = await take(state)
+        await state.add([found("/c1", depth=3), found("/c2", depth=3)], parent=page.key)
+        await state.done(page, page.plan)
+        child = await take(state)  # /c1, in flight
+        await state.add([found("/page", depth=0, crawl=True)])
+        assert state.depth(child.key) == 1 and state.depth("http://h.test/c2") == 1
+        record = state.record(child.key)
+        assert record is not None and record.progress is Progress.IN_FLIGHT
+        assert [c.url for c in await drain(state)] == ["http://h.test/c2"]
+        await state.done(child, child.plan)
+        assert state.unfinished == 0
+
     async def test_claims_stay_shallowest_first_as_records_are_added_and_moved_between_claims(
             self, make: Make) -> None:
         state = make(Limits())

@@ -69,6 +69,8 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
 # The next records of a host's queue, read a few at a time (see SqliteState._next)
+_CLAIMS = 100
+_MARK_CLAIMED = f"UPDATE records SET progress = 1 WHERE id IN ({', '.join('?' * _CLAIMS)})"
 _NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
 
 
@@ -122,6 +124,10 @@ class SqliteState:
         # SELECT; a record queued ahead of the last is put in its place; one that moved or left the queue
         # since it was listed is passed over when its turn comes (checked against its record).
         self._next: dict[str, list[tuple[int, int, str]]] = {}
+        # Records claimed whose rows don't say so yet: written a hundred a statement before the queue is read
+        # again, and with the commit; most are done first, and done() writes their whole row anyway. Held here
+        # until written, whatever the cache forgets.
+        self._claimed: dict[str, _Rec] = {}
         try:
             self._resume()
         except BaseException:
@@ -228,8 +234,8 @@ class SqliteState:
             return None
         self._begin()
         r = self._next_of(host)
-        self._sql("UPDATE records SET progress = 1 WHERE id = ?", (r.id,))
         r.progress = _IN_FLIGHT
+        self._claimed[r.key] = r
         self._keep(r)  # (its page's depth is asked for as its links are added, and it is done: no read then)
         self._dequeued(host)
         return Claim(r.key, r.url, host, r.depth, Plan(r.plan), bool(r.seed))
@@ -239,6 +245,8 @@ class SqliteState:
         listed = self._next.get(host)
         while True:
             if not listed:
+                if self._claimed:
+                    self._write_claims()
                 listed = self._next[host] = []
                 for row in self._sql(_NEXT, (host,)).fetchall():
                     key = row[1]
@@ -252,6 +260,13 @@ class SqliteState:
             r = self._load(key)
             if r is not None and r.progress == _QUEUED and r.depth == depth and r.seq == seq:
                 return r
+
+    def _write_claims(self) -> None:
+        ids = [r.id for r in self._claimed.values()]
+        for start in range(0, len(ids), _CLAIMS):
+            some = ids[start:start + _CLAIMS]
+            self._sql(_MARK_CLAIMED, some + [some[-1]] * (_CLAIMS - len(some)))  # (the last repeated to fill)
+        self._claimed.clear()
 
     def _listed(self, r: _Rec) -> None:
         """r is queued at a new place (a new seq): listed if its host's next claims are known and it is one."""
@@ -309,6 +324,8 @@ class SqliteState:
             self._timer = None
         if self._db.in_transaction:
             self._write_edges()
+            if self._claimed:
+                self._write_claims()
             for write in self._before_commit:
                 write()
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -422,10 +439,12 @@ class SqliteState:
         work = [(first.key, depth)]
         while work:
             key, depth = work.pop()
-            row = self._sql(_BY_KEY, (key,)).fetchone()
-            if row is None:  # (a link the state was never told of: nothing below it either)
-                continue
-            r = _Rec(row)
+            r = self._claimed.get(key)  # (its row doesn't say it is in flight yet)
+            if r is None:
+                row = self._sql(_BY_KEY, (key,)).fetchone()
+                if row is None:  # (a link the state was never told of: nothing below it either)
+                    continue
+                r = _Rec(row)
             if depth >= r.depth:
                 continue
             r.depth = depth
@@ -473,7 +492,7 @@ class SqliteState:
         r = self._young.get(key)
         if r is not None:
             return r
-        r = self._old.pop(key, None)
+        r = self._old.pop(key, None) or self._claimed.get(key)
         if r is None:
             row = self._sql(_BY_KEY, (key,)).fetchone()
             if row is None:
@@ -487,6 +506,8 @@ class SqliteState:
             self._sql(_SAVE_UNSERVED, (r.depth, r.plan, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
         else:
             self._sql(_SAVE, (r.depth, r.plan, r.served, r.progress, r.crawlable, r.body, r.seed, r.seq, r.id))
+        if self._claimed:
+            self._claimed.pop(r.key, None)  # (its row says so now)
         self._keep(r)
 
     def _keep(self, r: _Rec) -> None:
