@@ -69,9 +69,10 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
 # The next records of a host's queue, read a few at a time (see SqliteState._next)
+_NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
+# Claimed records marked in flight, a hundred a statement (see SqliteState._claimed)
 _CLAIMS = 100
 _MARK_CLAIMED = f"UPDATE records SET progress = 1 WHERE id IN ({', '.join('?' * _CLAIMS)})"
-_NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
 
 
 class _Rec:
@@ -115,7 +116,8 @@ class SqliteState:
         self._edges: list[tuple[int, bytearray]] = []  # rows of edges not yet written (read back rarely)
         self._closed = False
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
-        # once per page. The file stays the only truth: every change is written, the cache only saves reads.
+        # once per page. The file stays the only truth: every change is written (a claim's mark a little later,
+        # see _claimed), the cache only saves reads.
         self._cache_size = cache_size
         self._young: dict[str, _Rec] = {}
         self._old: dict[str, _Rec] = {}
@@ -511,7 +513,8 @@ class SqliteState:
         self._keep(r)
 
     def _keep(self, r: _Rec) -> None:
-        """Hold r in the cache of recently used records (written through: the file always has what it has)."""
+        """Hold r in the cache of recently used records (written through: the file has what it has, but for the
+        marks of claims in _claimed)."""
         young = self._young
         if len(young) >= self._cache_size and r.key not in young:
             self._old, self._young = young, {}  # two generations: an LRU's effect at a dict's cost
