@@ -17,7 +17,7 @@ from linkhound.api import _inputs, make_settings
 from linkhound.crawl_state import CrawlState, Limits, Plan, Progress
 from linkhound.engine import Engine
 from linkhound.memory_state import MemoryState
-from linkhound.sqlite_state import SqliteState, insert_rows
+from linkhound.sqlite_state import SqliteState, insert_rows, update_ids, where_ids
 from linkhound.summary import Report
 from server import Site, html
 from state_contract import Make, StateContract, drain, found, take
@@ -250,6 +250,23 @@ def test_insert_rows_writes_every_row_in_order(count: int) -> None:
     db.execute(f"CREATE TABLE w ({', '.join(f'c{i}' for i in range(600))})")
     insert_rows(db, "INSERT INTO w VALUES ", wide)
     assert db.execute("SELECT * FROM w ORDER BY rowid").fetchall() == wide
+
+
+@pytest.mark.parametrize("count", [0, 1, 99, 100, 101, 250])
+def test_update_ids_changes_exactly_the_rows_of_the_ids(count: int) -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, flag INTEGER NOT NULL DEFAULT 0)")
+    db.executemany("INSERT INTO t (id) VALUES (?)", [(i,) for i in range(1, 601)])
+    ids = list(range(3, 3 + 2 * count, 2))  # every other row from 3
+    statements: list[str] = []
+
+    def execute(sql: str, values: list[int]) -> object:
+        statements.append(sql)
+        return db.execute(sql, values)
+
+    update_ids(execute, where_ids("UPDATE t SET flag = 1"), ids)
+    assert [i for (i,) in db.execute("SELECT id FROM t WHERE flag = 1 ORDER BY id")] == ids
+    assert len(statements) == -(-count // 100) and len(set(statements)) <= 1  # one statement text, however many
 
 
 async def test_references_come_back_from_the_state_file_as_they_were_recorded(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
 from .references import RefSequence
 from .settings import Settings
-from .sqlite_state import SqliteState, insert_rows
+from .sqlite_state import SqliteState, insert_rows, update_ids, where_ids
 from .status import Status
 from .summary import Report, summarize
 from .types import Event, Page, Reference, Result
@@ -97,8 +97,7 @@ _PAGES = ("SELECT p.url, p.key, rec.depth, p.links, p.followed FROM pages p LEFT
 _DONE = 2  # a record's progress when fetched (sqlite_state.py)
 _CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per generation of two
 _HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
-_FLAGS = 100
-_FLAG = f"UPDATE targets SET fragments = 1 WHERE id IN ({', '.join('?' * _FLAGS)})"
+_FLAG = where_ids("UPDATE targets SET fragments = 1")
 _MOOT = -1  # a target's result failed: its fragments are not checked (see _against)
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
@@ -760,14 +759,9 @@ class PersistentLedger:
             self._pending.clear()  # (the same list: refer_links() may be appending to it)
 
     def _write_flags(self) -> None:
-        """Targets a fragment is asked of (first asked after their rows were made), a hundred a statement (the
-        last id repeated to fill one)."""
-        flagged = self._flagged
-        for start in range(0, len(flagged), _FLAGS):
-            ids = flagged[start:start + _FLAGS]
-            ids += [ids[-1]] * (_FLAGS - len(ids))
-            self._sql(_FLAG, ids)
-        flagged.clear()
+        """Targets a fragment is asked of (first asked after their rows were made)."""
+        update_ids(self._sql, _FLAG, self._flagged)
+        self._flagged.clear()
 
     def _write(self) -> None:
         """In the state's transaction, just before it commits."""

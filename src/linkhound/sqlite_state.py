@@ -70,9 +70,6 @@ _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
 # The next records of a host's queue, read a few at a time (see SqliteState._next)
 _NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
-# Claimed records marked in flight, a hundred a statement (see SqliteState._claimed)
-_CLAIMS = 100
-_MARK_CLAIMED = f"UPDATE records SET progress = 1 WHERE id IN ({', '.join('?' * _CLAIMS)})"
 
 
 class _Rec:
@@ -264,10 +261,7 @@ class SqliteState:
                 return r
 
     def _write_claims(self) -> None:
-        ids = [r.id for r in self._claimed.values()]
-        for start in range(0, len(ids), _CLAIMS):
-            some = ids[start:start + _CLAIMS]
-            self._sql(_MARK_CLAIMED, some + [some[-1]] * (_CLAIMS - len(some)))  # (the last repeated to fill)
+        update_ids(self._sql, _MARK_CLAIMED, [r.id for r in self._claimed.values()])
         self._claimed.clear()
 
     def _listed(self, r: _Rec) -> None:
@@ -557,7 +551,22 @@ def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, insert: str, rows: Sequ
         db.executemany(insert + one, rows[full:])
 
 
+def where_ids(update: str) -> str:
+    """update (an UPDATE up to its WHERE) for update_ids()."""
+    return f"{update} WHERE id IN ({', '.join('?' * _IDS)})"
+
+
+def update_ids(execute: Callable[[str, list[int]], object], statement: str, ids: Sequence[int]) -> None:
+    """Run statement (from where_ids()) for the rows of ids, a hundred a statement: always a hundred, the last id
+    repeated to fill one, so a single statement is prepared whatever the count."""
+    for start in range(0, len(ids), _IDS):
+        some = list(ids[start:start + _IDS])
+        execute(statement, some + [some[-1]] * (_IDS - len(some)))
+
+
 _ROWS = 100  # rows an insert_rows statement, at most
+_IDS = 100  # ids an update_ids statement
+_MARK_CLAIMED = where_ids("UPDATE records SET progress = 1")  # claimed records in flight (SqliteState._claimed)
 _VALUES = 999  # values a statement may bind in every SQLite (32,766 from 3.32 on)
 
 
