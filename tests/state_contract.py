@@ -119,7 +119,7 @@ class StateContract:
         order.append((await take(state)).url)  # /new1
         await state.add([found("/d7", depth=9)])  # (no change: deeper than it is)
         order += [(await take(state)).url, (await take(state)).url]  # /d6 at 2, then /d4
-        await state.add([found("/new4", depth=4)])  # behind /d4's depth: after those queued at depths < 4
+        await state.add([found("/new4", depth=4)])  # ahead of /d5 and /d7, queued before it
         order += [c.url for c in await drain(state)]
         assert [u.rsplit("/", 1)[1] for u in order] == ["d3", "new1", "d6", "d4", "new4", "d5", "d7"]
         assert state.unfinished == 4  # those taken one by one: never done
