@@ -100,7 +100,7 @@ class SqliteState:
         limits: Limits = _NO_LIMITS,
         on_host_ready: Callable[[str], None] = lambda host: None,
         commit_interval: float = 1.0,
-        cache_size: int = 10_000,
+        cache_size: int = 40_000,
     ) -> None:
         self.path = path
         self._limits = limits
@@ -114,7 +114,9 @@ class SqliteState:
         self._closed = False
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
         # once per page. The file stays the only truth: every change is written (a claim's mark a little later,
-        # see _claimed), the cache only saves reads.
+        # see _claimed), the cache only saves reads. Two generations of 40,000 (about 12 MB each): at 10,000, a
+        # 100k-page crawl read 32,000 more records back and tried 32,000 more inserts of keys it had (-7.5%
+        # statements, 17-19 MB more peak RSS).
         self._cache_size = cache_size
         self._young: dict[str, _Rec] = {}
         self._old: dict[str, _Rec] = {}
