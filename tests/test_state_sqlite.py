@@ -32,8 +32,10 @@ def opener(tmp_path: Path) -> Iterator[Opener]:
     opened: list[SqliteState] = []
 
     def open_state(limits: Limits = _NO_LIMITS, ready: Callable[[str], None] = lambda host: None,
-                   commit_interval: float = 1.0, cache_size: int = 10_000) -> SqliteState:
-        state = SqliteState(str(tmp_path / "state.sqlite"), limits, ready, commit_interval, cache_size)
+                   commit_interval: float = 1.0, cache_size: int | None = None) -> SqliteState:
+        path = str(tmp_path / "state.sqlite")  # (the cache the state is made with unless one is asked for)
+        state = SqliteState(path, limits, ready, commit_interval) if cache_size is None \
+            else SqliteState(path, limits, ready, commit_interval, cache_size)
         opened.append(state)
         return state
 
