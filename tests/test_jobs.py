@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from linkhound import Report, Settings
 from linkhound.api import _inputs
 from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
-from linkhound.shard_run import ShardedRun
+from linkhound.shard_run import Forked, ShardedRun
 from linkhound.urls import canonical_key
 from server import Site, SiteFactory, html
 
@@ -78,6 +79,26 @@ async def test_jobs_report_is_the_one_process_report_with_each_url_requested_onc
     one = await linkhound.check(inputs, jobs=1, **options)
     assert _comparable(two) == _comparable(one)
     assert two.summary.total == one.summary.total > 100
+    # the report is made as soon as each other process has sent its last line; each is reaped all the same
+    assert run._procs and all(proc.returncode is not None for proc in run._procs)
+
+
+async def test_a_forked_process_is_waited_for_until_it_exits() -> None:
+    """Forked.wait(): the exit status of a forked process, told when it exits (a pidfd on Linux), whether it is
+    still running when the wait starts or has already exited."""
+    for delay in (0.3, 0.0):
+        pid = os.fork()
+        if pid == 0:  # the child: nothing of the test's loop or server, just an exit
+            time.sleep(delay)
+            os._exit(3)
+        if not delay:
+            while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT | os.WNOHANG) is None:
+                time.sleep(0.01)  # (exited, and not reaped yet)
+        forked = Forked(pid, -1, -1)
+        assert await asyncio.wait_for(forked.wait(), HANG_GUARD) == 3
+        assert forked.returncode == 3
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 async def test_jobs_redirect_chain_across_shards_is_reported_as_in_one_process(
