@@ -216,6 +216,37 @@ async def test_workers_keep_one_politeness_budget_per_host(site: Site, redis_url
             assert j - i + 1 <= burst + rate * (times[j] - times[i]) + 1, (i, j, times[j] - times[i])
 
 
+async def test_robots_txt_read_by_each_process_takes_a_slot_of_the_shared_cap(
+    site: Site, redis_url: str, tmp_path: Path
+) -> None:
+    """Each process reads the host's robots.txt once, before its first page of it: that request counts against the
+    host's one concurrency cap like the others (a slow robots.txt, read while the other processes' pages of
+    the host are in flight, made three requests at once under a cap of two)."""
+    async def robots(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.3)
+        return web.Response(text="User-agent: *\nAllow: /\n", content_type="text/plain")
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        i = int(request.path.rsplit("/", 1)[1])
+        await asyncio.sleep(0.05)
+        return web.Response(text=html(*(f"/p/{(i * 7 + k) % 60}" for k in range(1, 6))), content_type="text/html")
+
+    site.handler("/robots.txt", robots)
+    site.prefixes["/p/"] = page
+    concurrency = 2
+    workers = [await _worker(redis_url, "robots") for _ in range(2)]
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "robots", "--no-config",
+        "--host-concurrency", str(concurrency), "--output", str(tmp_path / "report.txt"), site.url("/p/0"),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 0, err
+    assert [(await _finish(w))[0] for w in workers] == [0, 0]
+    assert 1 <= site.hits("/robots.txt") <= 3 and site.hits("/p/59") == 1
+    assert site.peak <= concurrency  # three processes, robots.txt and pages, one cap
+
+
 async def test_ctrl_c_on_the_first_process_stops_the_whole_job(site: Site, redis_url: str, tmp_path: Path) -> None:
     async def page(request: web.Request) -> web.StreamResponse:
         i = int(request.path.rsplit("/", 1)[1])

@@ -47,6 +47,28 @@ def test_concurrency_cap_and_retry_after_block_only_that_host() -> None:
     assert pool.try_acquire("a") == 0.0
 
 
+def test_the_request_a_hold_waits_for_takes_a_slot_and_a_token_like_any() -> None:
+    """robots.txt, read while its host is held: try_acquire refuses the held host, try_acquire_holding admits its
+    one request within the cap, the rate and a Retry-After block as any request is."""
+    clock = Clock()
+    pool = HostPool(HostLimits(concurrency=2, rate=1.0, burst=1), clock=clock)
+    assert pool.try_acquire("a") == 0.0  # one in flight already (its token spent)
+    pool.hold("a")
+    assert pool.try_acquire("a") == math.inf
+    assert math.isclose(pool.try_acquire_holding("a"), 1.0)  # the next token, a second from now
+    clock.now += 1.0
+    assert pool.try_acquire_holding("a") == 0.0  # the second slot of two
+    clock.now += 1.0
+    assert pool.try_acquire_holding("a") == math.inf  # both taken
+    pool.release("a")
+    pool.record("a", 429, 0.01, retry_after=3.0)
+    assert math.isclose(pool.try_acquire_holding("a"), 3.0)
+    clock.now += 3.0
+    assert pool.try_acquire_holding("a") == 0.0
+    pool.unhold("a")
+    assert pool.try_acquire("a") == math.inf  # (two in flight: the first, and the held host's own)
+
+
 def scheduled(pool: HostPool, max_concurrency: int) -> tuple[MemoryState, Scheduler]:
     """A crawl state and the scheduler over it, wired as the engine wires them."""
     scheduler: Scheduler

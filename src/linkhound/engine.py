@@ -81,7 +81,7 @@ class Engine:
         checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
-        robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
+        robots = Robots(self._client, self._pool, wake=self._scheduler.wake_host) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         soft = SoftNotFound(checker, self._pool) if s.soft_404 else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)

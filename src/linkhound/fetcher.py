@@ -173,7 +173,7 @@ class Fetcher:
         """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
         if self._robots is None or claim.plan is not Plan.PAGE or claim.key in self.named:
             return None
-        allowed, why = await self._robots.allowed(claim.url)
+        allowed, why = await self._robots.allowed(claim.url, in_slot=True)  # (the claim's slot waits for it)
         if allowed:
             return None
         # RFC 9309 keeps us off a host whose robots.txt fails: the crawl asked for did not happen, a failure

@@ -96,8 +96,15 @@ class HostPool:
 
     def try_acquire(self, host: str) -> float:
         h = self._host(host)
-        if h.held:
-            return math.inf
+        return math.inf if h.held else self._try(host, h)
+
+    def try_acquire_holding(self, host: str) -> float:
+        """try_acquire for the request a hold waits for (robots.txt, read while the host is held): a slot of the
+        host's cap and a token of its rate, as every request takes (in a distributed crawl the other processes
+        may have the rest of the cap in flight). Released with release()."""
+        return self._try(host, self._host(host))
+
+    def _try(self, host: str, h: HostState) -> float:
         now = self._clock()
         if h.blocked_until > now:
             h.stats.waits += 1

@@ -77,8 +77,8 @@ class RedisHostPool(HostPool):
         return max(self._retry_at.get(host, 0.0) - now, _ASKING)
 
     def _token(self, host: str, h: HostState, now: float) -> float:
-        """A token of the host's shared bucket for one more request within what is held (robots.txt, a
-        soft-404 probe): taken from Redis in the background, as slots are; until it comes, try again shortly."""
+        """A token of the host's shared bucket for one more request within a slot already held (a soft-404
+        probe): taken from Redis in the background, as slots are; until it comes, try again shortly."""
         if h.limits.rate is None:  # no bucket to take from
             return 0.0
         if self._tokens.get(host, 0):

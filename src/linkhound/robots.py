@@ -7,6 +7,7 @@ linkhound decides once per run (after the request's own retries) and doesn't ask
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .client import HttpClient, NetworkError, RedirectError
@@ -14,6 +15,7 @@ from .host_pool import HostPool
 from .urls import host_of, origin_of
 
 _ROBOTS_MAX = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
+_AT_CAP = 0.02  # seconds between asks for a slot of a host at its cap (no one tells when one frees)
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,16 +32,22 @@ class RobotsRules:
 
 
 class Robots:
-    def __init__(self, client: HttpClient, pool: HostPool, agent: str = "linkhound") -> None:
+    def __init__(
+        self, client: HttpClient, pool: HostPool, agent: str = "linkhound", wake: Callable[[str], None] | None = None
+    ) -> None:
+        """wake(host): a request of host the pool refused (its cap reached) may be asked for again."""
         self._client = client
         self._pool = pool
+        self._wake = wake or (lambda host: None)
         self._agent = agent
         self._rules: dict[str, asyncio.Future[RobotsRules]] = {}
+        self._lent: dict[str, int] = {}  # origin -> askers waiting in a slot of its host, idle until answered
         self.fetched = 0
 
-    async def allowed(self, url: str) -> tuple[bool, str]:
-        """(allowed, reason when not)."""
-        rules = await self._rules_of(url)
+    async def allowed(self, url: str, in_slot: bool = False) -> tuple[bool, str]:
+        """(allowed, reason when not). in_slot: the asker holds one of the host's slots for a request that waits
+        for this answer (robots.txt may be read within it)."""
+        rules = await self._rules_of(url, in_slot)
         if rules.allows(url, self._agent):
             return True, ""
         return False, rules.reason or "disallowed by robots.txt"
@@ -50,17 +58,23 @@ class Robots:
         rules = await self._rules_of(url)
         return None if rules.disallow_all else rules.sitemaps
 
-    async def _rules_of(self, url: str) -> RobotsRules:
+    async def _rules_of(self, url: str, in_slot: bool = False) -> RobotsRules:
         origin = origin_of(url)
-        future = self._rules.get(origin)
-        if future is None:
-            future = self._rules[origin] = asyncio.get_running_loop().create_future()
-            rules = RobotsRules(None)  # what waiters get if this fetch dies (cancelled, or a bug)
-            try:
-                rules = await self._fetch(origin, host_of(url))
-            finally:
-                future.set_result(rules)
-        return await future
+        if in_slot:
+            self._lent[origin] = self._lent.get(origin, 0) + 1
+        try:
+            future = self._rules.get(origin)
+            if future is None:
+                future = self._rules[origin] = asyncio.get_running_loop().create_future()
+                rules = RobotsRules(None)  # what waiters get if this fetch dies (cancelled, or a bug)
+                try:
+                    rules = await self._fetch(origin, host_of(url))
+                finally:
+                    future.set_result(rules)
+            return await future
+        finally:
+            if in_slot:
+                self._lent[origin] -= 1
 
     def off_limits(self, url: str) -> bool:
         """Whether url's whole host is off limits because its robots.txt failed (5xx or no answer)."""
@@ -77,14 +91,15 @@ class Robots:
 
     async def _fetch(self, origin: str, host: str) -> RobotsRules:
         self.fetched += 1
-        # a request to the host like the others: it takes a token of the host's rate (while the host is held,
-        # this process asks nothing else of it, so no slot is taken)
-        while (wait := self._pool.try_token(host)) > 0:
-            await asyncio.sleep(wait)
+        own = await self._slot(origin, host)
         try:
             resp = await self._client.fetch(f"{origin}/robots.txt", "GET", lambda ctype: True)
         except (NetworkError, TimeoutError, RedirectError):
             return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
+        finally:
+            if own:
+                self._pool.release(host)
+                self._wake(host)  # (a request of the host refused while this had its last slot may go now)
         if resp.status >= 500:
             return RobotsRules(None, True, f"robots.txt answered {resp.status}: not crawling this host")
         if resp.status >= 400 or resp.body is None:
@@ -97,6 +112,21 @@ class Robots:
         parser = Protego.parse(body.decode("utf-8", errors="replace"))
         self._apply_rate(parser, host)
         return RobotsRules(parser, sitemaps=tuple(robots_sitemaps(body)))
+
+    async def _slot(self, origin: str, host: str) -> bool:
+        """Room for the robots.txt request, a request to the host like the others: a token of its rate, and a
+        slot of its cap (the other processes of a distributed crawl may have the rest of it in flight; this
+        one asks nothing else of the host while it is held for its robots.txt). True when a slot was taken
+        here; False when the request goes within the slot of an asker waiting in one for the answer (taking
+        another then could wait for ever: for the slots those askers hold)."""
+        while not self._lent.get(origin):
+            wait = self._pool.try_acquire_holding(host)
+            if wait == 0.0:
+                return True
+            await asyncio.sleep(min(wait, _AT_CAP))
+        while (wait := self._pool.try_token(host)) > 0:
+            await asyncio.sleep(wait)
+        return False
 
     def _apply_rate(self, parser: object, host: str) -> None:
         """Crawl-delay and Request-rate become the host's rate when stricter than the user's."""
