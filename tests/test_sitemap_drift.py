@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from cli_run import arun, run
+from cli_run import HANG_GUARD, arun, run
 from linkhound import OptionError, Status
 from server import Site, html, urlset
 from test_distributed import _finish, _worker
@@ -90,6 +90,25 @@ async def test_robots_sitemap_index_and_gzip_are_followed(site: Site) -> None:
     for path in ("/robots.txt", "/maps/index.xml", "/maps/one.xml.gz", "/maps/two.xml"):
         assert site.hits(path) == 1, path
     assert site.hits("/sitemap.xml") == 0  # robots.txt named the sitemap: no guessing
+
+
+async def test_the_sitemap_read_beside_the_crawl_hands_its_slot_back_to_the_crawl(site: Site) -> None:
+    """At a cap of one, the sitemap's request can hold the host's only slot when the crawl asks for its next
+    page: the page waits for it, then goes (the crawl used to wait for ever: nothing told it the slot was free)."""
+    async def slow_map(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.3)
+        return web.Response(text=urlset(site.url("/"), site.url("/p0")), content_type="application/xml")
+
+    site.handler("/sitemap.xml", slow_map)
+    site.page("/", html(*[f"/p{i}" for i in range(10)]))
+    for i in range(10):
+        site.page(f"/p{i}", html("/"))
+    report = await asyncio.wait_for(linkhound.check(
+        [site.url("/")], recursive=True, sitemap_drift=True, host_concurrency=1, robots=False), HANG_GUARD)
+    assert report.summary.pages == 11 and report.summary.success
+    assert site.hits("/sitemap.xml") == 1 and all(n == 1 for n in site.counts().values())
+    assert site.peak == 1
+    assert report.sitemap_drift is not None and report.sitemap_drift.unlisted
 
 
 async def test_without_robots_rules_robots_txt_still_names_the_sitemap(site: Site) -> None:

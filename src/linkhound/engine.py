@@ -90,7 +90,8 @@ class Engine:
                                                                    s.addresses)
         self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
-            s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
+            s.sitemap, http_fetch(self._client, self._pool, self._scheduler.wake_host), self._rules,
+            robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()
