@@ -112,6 +112,23 @@ async def test_scheduler_ends_when_nothing_is_queued_or_in_flight() -> None:
     assert await asyncio.wait_for(scheduler.next(), 1) is None
 
 
+async def test_a_slot_given_back_beside_the_scheduler_lets_a_parked_host_go() -> None:
+    """A request made beside the crawl (robots.txt, a sitemap read) holds the host's only slot when next() asks:
+    the host is parked at its cap, and the pool's release tells the scheduler, which then hands out the link."""
+    pool = HostPool(HostLimits(concurrency=1))
+    frontier, scheduler = scheduled(pool, max_concurrency=4)
+    assert pool.try_acquire("h.test") == 0.0  # taken beside the scheduler
+    await frontier.add(link("/a"))
+    waiter = asyncio.ensure_future(scheduler.next())
+    await asyncio.sleep(0.01)
+    assert not waiter.done()  # parked at the cap
+    pool.release("h.test")
+    got = await asyncio.wait_for(waiter, 1)
+    assert got is not None and got.url.endswith("/a")
+    await scheduler.done(got, Plan.CHECK)
+    assert await asyncio.wait_for(scheduler.next(), 1) is None
+
+
 async def test_a_finished_link_hands_its_slot_to_the_next_one_within_the_limits() -> None:
     """done_and_next: the worker that finished a link goes on with the next, as next() would have chosen it:
     a host's cap and rate still hold, and nothing is taken after stop()."""

@@ -81,7 +81,7 @@ class Engine:
         checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
-        robots = Robots(self._client, self._pool, wake=self._scheduler.wake_host) if s.robots and s.recursive else None
+        robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         soft = SoftNotFound(checker, self._pool) if s.soft_404 else None
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
@@ -90,8 +90,7 @@ class Engine:
                                                                    s.addresses)
         self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
         self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
-            s.sitemap, http_fetch(self._client, self._pool, self._scheduler.wake_host), self._rules,
-            robots.sitemaps if robots else None)
+            s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()

@@ -72,6 +72,12 @@ class HostPool:
         self._hosts: dict[str, HostState] = {}
         self._clock = clock
         self._max_wait = max_wait
+        self._freed: Callable[[str], None] = lambda host: None
+
+    def when_freed(self, freed: Callable[[str], None]) -> None:
+        """freed(host) after each slot of host is given back, whoever took it: the scheduler's requests, or one
+        made beside them (robots.txt, a sitemap read). A host the scheduler parked at its cap asks again then."""
+        self._freed = freed
 
     def _host(self, host: str) -> HostState:
         h = self._hosts.get(host)
@@ -142,6 +148,7 @@ class HostPool:
 
     def release(self, host: str) -> None:
         self._host(host).active -= 1
+        self._freed(host)
 
     def record(
         self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None

@@ -7,7 +7,6 @@ linkhound decides once per run (after the request's own retries) and doesn't ask
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from .client import HttpClient, NetworkError, RedirectError
@@ -32,13 +31,9 @@ class RobotsRules:
 
 
 class Robots:
-    def __init__(
-        self, client: HttpClient, pool: HostPool, agent: str = "linkhound", wake: Callable[[str], None] | None = None
-    ) -> None:
-        """wake(host): a request of host the pool refused (its cap reached) may be asked for again."""
+    def __init__(self, client: HttpClient, pool: HostPool, agent: str = "linkhound") -> None:
         self._client = client
         self._pool = pool
-        self._wake = wake or (lambda host: None)
         self._agent = agent
         self._rules: dict[str, asyncio.Future[RobotsRules]] = {}
         self._lent: dict[str, int] = {}  # origin -> askers waiting in a slot of its host, idle until answered
@@ -98,8 +93,7 @@ class Robots:
             return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
         finally:
             if own:
-                self._pool.release(host)
-                self._wake(host)  # (a request of the host refused while this had its last slot may go now)
+                self._pool.release(host)  # (the pool tells the scheduler, which may have parked the host)
         if resp.status >= 500:
             return RobotsRules(None, True, f"robots.txt answered {resp.status}: not crawling this host")
         if resp.status >= 400 or resp.body is None:

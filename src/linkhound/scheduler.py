@@ -33,6 +33,7 @@ class Scheduler:
         self._room = asyncio.Event()  # a producer held by room() may add more
         self._room_at = 0  # ... once fewer links than this are queued
         self._starved = False  # next() has a free slot and nothing it may take
+        pool.when_freed(self._freed)
 
     def host_ready(self, host: str) -> None:
         """The crawl state calls this when a host's queue goes from empty to not empty."""
@@ -45,6 +46,10 @@ class Scheduler:
         """A host the pool refused outright (held, or at its cap) may be asked again."""
         self._uncap(host)
         self._wake.set()
+
+    def _freed(self, host: str) -> None:
+        if host in self._capped:  # (a slot given back by a request made beside the crawl, too)
+            self.wake_host(host)
 
     def open_source(self) -> None:
         """Links may still come from outside the crawl (the inputs being read): keep next() waiting."""

@@ -62,10 +62,9 @@ def drift_key(key: str) -> str:
     return head + query
 
 
-def http_fetch(client: HttpClient, pool: HostPool, wake: Callable[[str], None]) -> Fetch:
-    """GET with the run's client, within the host's limits (rate, concurrency) like every other request. The
-    crawl runs meanwhile: wake(host) tells its scheduler the slot is free again (a page of the host refused
-    while this held the last slot would otherwise wait for ever)."""
+def http_fetch(client: HttpClient, pool: HostPool) -> Fetch:
+    """GET with the run's client, within the host's limits (rate, concurrency) like every other request (the
+    pool tells the crawl's scheduler when the slot is given back)."""
 
     async def fetch(url: str) -> tuple[int, bytes | None]:
         host = host_of(url)
@@ -75,7 +74,6 @@ def http_fetch(client: HttpClient, pool: HostPool, wake: Callable[[str], None]) 
             response = await client.fetch(url, "GET", lambda content_type: True)
         finally:
             pool.release(host)
-            wake(host)
         return response.status, response.body
 
     return fetch
