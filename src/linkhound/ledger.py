@@ -30,6 +30,7 @@ class Target:
 
     __slots__ = (
         "key", "url", "refs", "fragments", "result", "anchors", "load_anchors", "broken_fragments", "same_as",
+        "reported",
     )
 
     def __init__(self, key: str, url: str) -> None:
@@ -44,6 +45,9 @@ class Target:
         self.load_anchors: Callable[[], Anchors | None] | None = None  # local files: read on first need
         self.broken_fragments: dict[str, Result] = _NONE
         self.same_as: list[tuple[Target, Result]] | None = None  # redirects that end here, waiting for a result
+        # result as the report gives it (with its references and depth), made ahead while the run had time to
+        # spare; the report makes it again if a reference or the depth has changed since (MemoryLedger.results)
+        self.reported: Result | None = None
 
     def fragment_refs(self) -> dict[str, Ids | int]:
         """Each fragment asked for, with the references that ask for it (a dict made for the caller)."""
@@ -123,6 +127,7 @@ class MemoryLedger:
         self._done: list[Target] = []  # in the order of their first result
         self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
         self._anchor_sets: dict[Anchors, Anchors] = {}  # pages of one template have the same anchors: kept once
+        self._ahead = 0  # targets of _done whose reported result prepare() has made
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -242,6 +247,7 @@ class MemoryLedger:
         if result.url is not target.url and result.url == target.url:  # (a claim read from a state file)
             result = _with_url(result, target.url)  # the target's string kept, not a second equal one
         target.result = result
+        target.reported = None
         if anchors is not None:
             target.anchors = self._shared(anchors)
         if first:
@@ -309,7 +315,10 @@ class MemoryLedger:
             depth = r.depth if depth is None else depth
             if not t.fragments:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    out.append(with_refs(r, view(t.refs, t.url), depth))
+                    made = t.reported
+                    if made is None or made.depth != depth or len(made.references) != len(t.refs):
+                        made = with_refs(r, view(t.refs, t.url), depth)
+                    out.append(made)
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(with_refs(r, self._all_refs(t, broken), depth))
@@ -318,6 +327,22 @@ class MemoryLedger:
                 for fragment in sorted(broken):
                     out.append(with_refs(broken[fragment], view(asked[fragment], t.url), depth))
         return tuple(out)
+
+    def prepare(self, depth_of: DepthOf, most: int) -> bool:
+        """Make ahead, for up to `most` more targets with a result, the result the report will give them, so
+        that results() only checks it is still so: work done while the run waits (its last answers) instead
+        of after. False once every target with a result so far is done."""
+        view = self.references.view
+        done = self._done
+        end = min(len(done), self._ahead + most)
+        for t in done[self._ahead : end]:
+            if t.refs and not t.fragments:
+                r = t.result
+                assert r is not None
+                depth = depth_of(t.key)
+                t.reported = with_refs(r, view(t.refs, t.url), r.depth if depth is None else depth)
+        self._ahead = end
+        return end < len(done)
 
     def report(
         self,

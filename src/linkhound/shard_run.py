@@ -186,9 +186,15 @@ class ShardedRun(Run):
 
     async def _join(self) -> None:
         """After this process's own URLs: no more links for the others; their results, all of them, before the
-        report is made."""
+        report is made. While they come, the report's results are made ahead (MemoryLedger.prepare), a slice
+        at a time so that each line the others send is still read at once."""
         self._end_feeds()
-        await asyncio.gather(*self._readers)
+        others = asyncio.gather(*self._readers)
+        if self._state is not None:
+            depth_of = self._state.depth
+            while not others.done() and self._ledger.prepare(depth_of, _SLICE):
+                await asyncio.sleep(0)
+        await others
 
 
 class _Pipe(Protocol):
@@ -257,6 +263,8 @@ class Forked:
             await asyncio.sleep(_POLL)
         return self.returncode
 
+
+_SLICE = 256  # targets prepare() takes at a time: well under a millisecond
 
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 

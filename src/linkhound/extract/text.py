@@ -83,17 +83,20 @@ def trim_url(url: str) -> str:
     return url
 
 
-def _markers(text: str, start: int, end: int, gfm: bool) -> list[int]:
-    """Offsets of ":" (and, with gfm, of "@" and "www.") in text[start:end], ascending."""
-    found = []
-    for marker in (":", "@", "www.") if gfm else (":",):
-        at = text.find(marker, start, end)
-        while at >= 0:
-            found.append(at)
-            at = text.find(marker, at + 1, end)
-    if gfm:
-        found.sort()
-    return found
+def _markers(text: str, start: int, end: int, gfm: bool) -> Iterator[int]:
+    """Offsets of ":" (and, with gfm, of "@" and "www.") in text[start:end], ascending. Plain text's are found as
+    they are asked for: the first URL of a long list is taken without a pass over the rest."""
+    if not gfm:
+        yield from _each(text, ":", start, end)
+        return
+    yield from sorted(at for marker in (":", "@", "www.") for at in _each(text, marker, start, end))
+
+
+def _each(text: str, marker: str, start: int, end: int) -> Iterator[int]:
+    at = text.find(marker, start, end)
+    while at >= 0:
+        yield at
+        at = text.find(marker, at + 1, end)
 
 
 def _url_at(text: str, at: int, start: int, end: int, gfm: bool) -> tuple[int, int, str] | None:
