@@ -73,12 +73,12 @@ def entry() -> NoReturn:
     full passes are held back from the start: the modules a run loads make objects enough to set them off."""
     from .loop import fewer_collections
 
-    with fewer_collections():
+    with fewer_collections():  # (never left: restoring the thresholds would set off a full pass on the way out)
         code = main()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
