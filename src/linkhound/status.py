@@ -19,6 +19,10 @@ class Status(Enum):
     UNSUPPORTED = "unsupported"  # a scheme linkhound does not check (javascript:, data:, tel:, ftp:)
     SKIPPED = "skipped"  # not checked for politeness or by request: robots.txt, --offline
 
+    # Members are singletons compared by identity: hashed by it too, in C, not by Enum's hash of the name in
+    # Python (statuses are counted and looked up in sets once per result)
+    __hash__ = object.__hash__
+
     @property
     def is_ok(self) -> bool:
         return self is Status.OK

@@ -93,18 +93,18 @@ def summarize(
     warnings: tuple[str, ...] = (),
 ) -> Summary:
     """The counts, in one pass over results (a crawl's stored results are read from its file as they go)."""
-    by_status: Counter[Status] = Counter()
-    total = unique = redirects = 0
+    statuses: list[Status] = []
+    add = statuses.append
+    total = redirects = 0
     for r in results:
-        by_status[r.status] += 1
-        total += max(1, len(r.references))
-        unique += 1
+        add(r.status)
+        total += len(r.references) or 1
         if r.redirects:
             redirects += 1
     return Summary(
         total=total,
-        unique=unique,
-        by_status=dict(by_status),
+        unique=len(statuses),
+        by_status=dict(Counter(statuses)),  # (counted in C)
         redirects=redirects,
         pages=pages,
         elapsed=elapsed,
