@@ -58,3 +58,30 @@ def test_ledger_keeps_every_fragment_reference_however_many_fragments_a_target_h
         f"{url}#f1": ["from1", "from7"],
         f"{url}#f5": ["from5", "from8", "from9"],
     }
+
+
+def test_results_made_ahead_are_made_again_when_a_reference_the_depth_or_the_result_changed() -> None:
+    from linkhound.ledger import MemoryLedger
+    from linkhound.status import Status
+    from linkhound.types import Result
+
+    ledger = MemoryLedger()
+    urls = [f"http://127.0.0.1:8000/p{i}" for i in range(5)]
+    for i, url in enumerate(urls):
+        ledger.refer(url, url, Reference("list.txt", i + 1, 1, "text", "url", url))
+        ledger.checked(url, Result(url, Status.OK, 200, depth=1))
+    depths = dict.fromkeys(urls, 1)
+    while ledger.prepare(depths.get, 2):  # a few at a time, as a run waiting on answers makes them
+        pass
+    assert not ledger.prepare(depths.get, 2)
+    before = {r.url: r for r in ledger.results(depths.get)}
+    ledger.refer(urls[0], urls[0], Reference("list.txt", 9, 1, "text", "url", urls[0]))  # a second reference
+    depths[urls[1]] = 0  # found nearer the start
+    ledger.checked(urls[2], Result(urls[2], Status.BROKEN, 404, depth=1))  # checked again
+    after = {r.url: r for r in ledger.results(depths.get)}
+    assert [ref.line for ref in after[urls[0]].references] == [1, 9]
+    assert after[urls[1]].depth == 0 and before[urls[1]].depth == 1
+    assert after[urls[2]].status is Status.BROKEN
+    for url in urls[3:]:  # unchanged: the result made ahead is the one reported
+        assert after[url] is before[url]
+        assert [ref.line for ref in after[url].references] == [urls.index(url) + 1]
