@@ -190,10 +190,14 @@ class ShardedRun(Run):
         at a time so that each line the others send is still read at once."""
         self._end_feeds()
         others = asyncio.gather(*self._readers)
-        if self._state is not None:
-            depth_of = self._state.depth
-            while not others.done() and self._ledger.prepare(depth_of, _SLICE):
-                await asyncio.sleep(0)
+        try:
+            if self._state is not None:
+                depth_of = self._state.depth
+                while not others.done() and self._ledger.prepare(depth_of, _SLICE):
+                    await asyncio.sleep(0)
+        except BaseException:  # (cancelled: the readers with it, as when awaited)
+            others.cancel()
+            raise
         await others
 
 
