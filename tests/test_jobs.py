@@ -281,3 +281,38 @@ async def test_jobs_sigterm_on_the_command_line_ends_the_forked_processes(tmp_pa
     await asyncio.sleep(1.0)  # a process left behind would go on with its share, at 0.3 s a request
     assert len(site.requests) == seen
     assert max(site.counts().values()) == 1
+
+
+async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Path, make_site: SiteFactory) -> None:
+    """While the first process waits on answers it makes results and their json text ahead; the report is the
+    one-process report to the character (durations aside), a result that got a reference since made again."""
+    import re
+
+    from linkhound.report import reporter_for
+
+    a = await make_site("127.0.0.1")
+    first = Shard(0, 2)
+    mine = [u for u in (a.url(f"/s{i}") for i in range(2000)) if first.owns(canonical_key(u))][:250]
+    others = [u for u in (a.url(f"/t{i}") for i in range(400)) if not first.owns(canonical_key(u))][:50]
+    for url in mine + others:
+        a.slow(url[len(a.url("")):], 0.01)
+    # the first process's own queue holds the reading back (2 x its concurrency ahead): the last lines are read
+    # after the first URLs were checked and made ahead
+    lines = [*mine, *others, *(a.url(f"/missing{i}") for i in range(20))]
+    a.page("/doc", html(title="doc", extra='<h2 id="here">x</h2>'))
+    lines += [a.url("/doc#here"), a.url("/doc#nowhere")]
+    lines += mine[:2]  # listed again: a reference more for a result made ahead
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    texts, made, again = [], [], []
+    for jobs in (2, 1):
+        reporter = reporter_for("json")
+        run = linkhound.start([str(urls)], jobs=jobs, max_concurrency=8, host_concurrency=8, check_fragments=True)
+        run.make_ahead(reporter.ahead)
+        report = await run.report()
+        texts.append(re.sub(r'"(duration|elapsed)": [0-9.e-]+', "", "".join(reporter.chunks(report))))
+        made.append(len(reporter._made))  # type: ignore[attr-defined]
+        again.append([len(r.references) for r in report.results if r.url in mine[:2]])
+    assert texts[0] == texts[1]
+    assert made[0] > 100 and made[1] == 0  # (one process makes none ahead)
+    assert again == [[2, 2], [2, 2]]

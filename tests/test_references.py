@@ -71,9 +71,10 @@ def test_results_made_ahead_are_made_again_when_a_reference_the_depth_or_the_res
         ledger.refer(url, url, Reference("list.txt", i + 1, 1, "text", "url", url))
         ledger.checked(url, Result(url, Status.OK, 200, depth=1))
     depths = dict.fromkeys(urls, 1)
-    while ledger.prepare(depths.get, 2):  # a few at a time, as a run waiting on answers makes them
-        pass
-    assert not ledger.prepare(depths.get, 2)
+    made = []
+    while (more := ledger.prepare(depths.get, 2)) is not None:  # a few at a time, as a run waiting makes them
+        made += more
+    assert [r.url for r in made] == urls
     before = {r.url: r for r in ledger.results(depths.get)}
     ledger.refer(urls[0], urls[0], Reference("list.txt", 9, 1, "text", "url", urls[0]))  # a second reference
     depths[urls[1]] = 0  # found nearer the start
@@ -83,5 +84,5 @@ def test_results_made_ahead_are_made_again_when_a_reference_the_depth_or_the_res
     assert after[urls[1]].depth == 0 and before[urls[1]].depth == 1
     assert after[urls[2]].status is Status.BROKEN
     for url in urls[3:]:  # unchanged: the result made ahead is the one reported
-        assert after[url] is before[url]
+        assert after[url] is before[url] is made[urls.index(url)]
         assert [ref.line for ref in after[url].references] == [urls.index(url) + 1]

@@ -154,6 +154,7 @@ def _main(ns: argparse.Namespace) -> int:
         run = _distributed_run(ns, settings, args, files_from)
     else:
         run = start(args or (), settings, files_from=files_from, on_event=streaming, named_in=named_in)
+        run.make_ahead(reporter.ahead)  # (a list in several processes: its results' text made while it waits)
     out = open_output(settings.output)
     try:
         return run_loop(_run(run, settings, reporter, progress, out))

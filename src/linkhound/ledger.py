@@ -328,21 +328,26 @@ class MemoryLedger:
                     out.append(with_refs(broken[fragment], view(asked[fragment], t.url), depth))
         return tuple(out)
 
-    def prepare(self, depth_of: DepthOf, most: int) -> bool:
+    def prepare(self, depth_of: DepthOf, most: int) -> list[Result] | None:
         """Make ahead, for up to `most` more targets with a result, the result the report will give them, so
-        that results() only checks it is still so: work done while the run waits (its last answers) instead
-        of after. False once every target with a result so far is done."""
+        that results() only checks it is still so: work done while the run waits on answers instead of after
+        its last. The results made (a report format may make their text too); None once every target with a
+        result so far is done."""
         view = self.references.view
         done = self._done
+        if self._ahead >= len(done):
+            return None
         end = min(len(done), self._ahead + most)
+        made = []
         for t in done[self._ahead : end]:
             if t.refs and not t.fragments:
                 r = t.result
                 assert r is not None
                 depth = depth_of(t.key)
                 t.reported = with_refs(r, view(t.refs, t.url), r.depth if depth is None else depth)
+                made.append(t.reported)
         self._ahead = end
-        return end < len(done)
+        return made
 
     def report(
         self,

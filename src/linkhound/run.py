@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from .host_pool import HostStats
 from .summary import Report
-from .types import Event
+from .types import Event, Result
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -36,6 +36,11 @@ class Run:
     def kill(self) -> None:
         """End helper processes at once (before the program exits without waiting for the report)."""
         self._engine.kill()
+
+    def make_ahead(self, sink: Callable[[list[Result]], None]) -> None:
+        """Hand sink results the report will hold as they are made, before the run ends, where the run makes
+        them ahead (a list checked by several processes: while this one waits on answers): a report format
+        may make their text then. A run that makes none never calls it."""
 
     def known(self) -> int:
         """Targets found so far, checked or not (a progress bar's total)."""

@@ -47,6 +47,7 @@ from .shard_wire import (
 )
 from .shard_worker import serve_forked
 from .summary import Report
+from .types import Result
 
 
 class ShardedRun(Run):
@@ -61,6 +62,9 @@ class ShardedRun(Run):
         self._readers: list[asyncio.Task[None]] = []
         self._pools: list[ShardPool] = []
         self._stopped = False
+        self._ahead: Callable[[list[Result]], None] | None = None  # make_ahead()'s sink
+        self._made = 0  # results made ahead so far
+        self._ahead_task: asyncio.Task[None] | None = None
         shard = Shard(0, count)
         make_state = shard.state(self._forward)
 
@@ -84,12 +88,18 @@ class ShardedRun(Run):
                 self._readers.append(asyncio.ensure_future(self._read(child)))
             for index in range(len(self._forked) + 1, self._count):
                 await self._start(Shard(index, self._count))
+            self._ahead_task = asyncio.ensure_future(self._make_ahead())
             return await super().report()
         finally:
+            if self._ahead_task is not None:
+                self._ahead_task.cancel()
             for proc in self._procs:
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
+
+    def make_ahead(self, sink: Callable[[list[Result]], None]) -> None:
+        self._ahead = sink
 
     def stop(self) -> None:
         super().stop()
@@ -189,16 +199,37 @@ class ShardedRun(Run):
         report is made. While they come, the report's results are made ahead (MemoryLedger.prepare), a slice
         at a time so that each line the others send is still read at once."""
         self._end_feeds()
+        if self._ahead_task is not None:
+            self._ahead_task.cancel()
         others = asyncio.gather(*self._readers)
         try:
-            if self._state is not None:
-                depth_of = self._state.depth
-                while not others.done() and self._ledger.prepare(depth_of, _SLICE):
-                    await asyncio.sleep(0)
+            while not others.done() and self._prepare():
+                await asyncio.sleep(0)
         except BaseException:  # (cancelled: the readers with it, as when awaited)
             others.cancel()
             raise
         await others
+
+    async def _make_ahead(self) -> None:
+        """While the run goes: the report's results made ahead as they come (MemoryLedger.prepare), a slice at
+        a time, and what is left every _AHEAD_EVERY seconds; the report then only checks each is still so. The
+        main process of a list's run is mostly waiting on answers: this is done in that time, not after the
+        last answer."""
+        while True:
+            await asyncio.sleep(0 if self._prepare() else _AHEAD_EVERY)
+
+    def _prepare(self) -> bool:
+        """A slice of results made ahead, and handed to make_ahead()'s sink; False once none is left to make
+        (or _AHEAD_MOST are made: past that, the report makes the rest, as memory is worth more)."""
+        if self._state is None or self._made >= _AHEAD_MOST:
+            return False
+        made = self._ledger.prepare(self._state.depth, _SLICE)
+        if made is None:
+            return False
+        self._made += len(made)
+        if self._ahead is not None and made:
+            self._ahead(made)
+        return True
 
 
 class _Pipe(Protocol):
@@ -269,6 +300,8 @@ class Forked:
 
 
 _SLICE = 256  # targets prepare() takes at a time: well under a millisecond
+_AHEAD_EVERY = 0.05  # seconds between two looks for results to make ahead, once none was left
+_AHEAD_MOST = 200_000  # results made ahead at most (each held with its text, ~250 bytes of json, until the end)
 
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 

@@ -18,6 +18,11 @@ class Reporter(Protocol):
         """Called as each result completes; returns text to write now, or None."""
         ...
 
+    def ahead(self, results: list[Result]) -> None:
+        """Results the report will hold, made before the run ended (Run.make_ahead): a format may make their
+        text now, to write it at the end if the report holds the very same result objects."""
+        ...
+
     def finish(self, report: Report) -> str:
         """Called once at the end with every result and its final references; returns the rest."""
         ...
@@ -33,6 +38,9 @@ class WholeReport:
     streams = False
 
     def result(self, result: Result) -> str | None:
+        return None
+
+    def ahead(self, results: list[Result]) -> None:
         return None
 
     def finish(self, report: Report) -> str:

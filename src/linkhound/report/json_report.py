@@ -31,6 +31,8 @@ _BATCH = 512
 # References (and results) in a report past which a forked child makes half its text: below, the fork and the
 # file the child writes cost about what the half saves (a reference's record is 1.5-3 us of text to make)
 _FORK_AT = 20_000
+_RECORD_START = "\n    {"  # how each record of the results array starts, one level down
+_NEXT_RECORD = "," + _RECORD_START
 T = TypeVar("T")
 
 
@@ -40,6 +42,24 @@ class JsonReport(WholeReport):
     def __init__(self, *, summary_only: bool = False, fork: bool = True) -> None:
         self.summary_only = summary_only
         self.fork = fork  # a forked child may make half of a big report
+        self._made: dict[int, tuple[Result, str]] = {}  # id(result) -> the result and its text, made ahead
+
+    def ahead(self, results: list[Result]) -> None:
+        """Each result's text, made now (the run is waiting on answers): the end writes it for the very same
+        object. One dumps() per batch, cut where a record starts (a line of "    {": only a record starts
+        there, as deeper lines are indented further and JSON strings hold no raw newline)."""
+        if self.summary_only:
+            return
+        light = [r for r in results if len(r.references) <= _BATCH]  # (a big one is written in pieces, at the end)
+        made = self._made
+        for batch in _batches(light, weight):
+            text = elements_text([result_record(r) for r in batch], 1)
+            pieces = text.split(_NEXT_RECORD)
+            if len(pieces) != len(batch):  # (not expected)
+                continue
+            made[id(batch[0])] = (batch[0], pieces[0])
+            for r, piece in zip(batch[1:], pieces[1:], strict=True):
+                made[id(r)] = (r, _RECORD_START + piece)
 
     def chunks(self, report: Report) -> Iterator[str]:
         """The document in pieces: the same text as one dumps() of the whole, in bounded memory (a record with
@@ -56,7 +76,8 @@ class JsonReport(WholeReport):
             return
         head = dumps(doc, pretty=True)
         yield head[: head.rindex("\n}")] + ","
-        yield from _array("results", _all_results(report.results, _FORK_AT if self.fork else None), last=False)
+        yield from _array("results", _all_results(report.results, _FORK_AT if self.fork else None, self._made),
+                          last=False)
         pages = sorted(report.pages, key=lambda p: (p.depth, p.url))
         suggestions = suggestion_records(report)  # (only when there are: a run that didn't ask reads the same)
         yield from _array("pages", _records(page_record(p) for p in pages), last=not suggestions)
@@ -89,10 +110,14 @@ def _records(records: Iterable[Record]) -> Iterator[str]:
         comma = ","
 
 
-def _all_results(results: Sequence[Result], fork_at: int | None) -> Iterator[str]:
+def _all_results(results: Sequence[Result], fork_at: int | None, made: dict[int, tuple[Result, str]]
+                 ) -> Iterator[str]:
     """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
-    made in two halves of about as many references each, the second by a forked child on the other core."""
+    made in two halves of about as many references each, the second by a forked child on the other core. If
+    most were made ahead, those are written as made and the rest made here."""
     ordered = by_url(results)
+    if made and 2 * len(made) >= len(ordered):
+        return _made_or_new(ordered, made)
     if not references_in_memory(ordered):
         return _results(ordered)  # (references read from a file, or from Redis: not through a fork)
     return in_two(ordered, weight, lambda half, first: _results(half, "" if first else ","), fork_at)
@@ -108,6 +133,22 @@ def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:
         else:
             yield comma + elements_text([result_record(r) for r in batch], 1)
         comma = ","
+
+
+def _made_or_new(results: Sequence[Result], made: dict[int, tuple[Result, str]]) -> Iterator[str]:
+    """The records of results: the text made ahead of each result that has one (a hit is the very result: the
+    entry holds it, so no other object can have its id meanwhile), _results() of each of the few others."""
+    hits = list(map(made.get, map(id, results)))
+    comma = ""
+    at = 0
+    for end in [*(k for k, hit in enumerate(hits) if hit is None), len(hits)]:
+        for start in range(at, end, _BATCH):
+            yield comma + ",".join([hit[1] for hit in hits[start : min(end, start + _BATCH)]])  # type: ignore[index]
+            comma = ","
+        if end < len(hits):
+            yield from _results(results[end : end + 1], comma)
+            comma = ","
+        at = end + 1
 
 
 def _big_result(result: Result, comma: str) -> Iterator[str]:

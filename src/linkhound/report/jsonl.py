@@ -24,6 +24,9 @@ class JsonLines:
             return None
         return dumps({"type": "result"} | result_record(result)) + "\n"
 
+    def ahead(self, results: list[Result]) -> None:
+        return None  # (each was written as it completed)
+
     def finish(self, report: Report) -> str:
         line = {"type": "summary", "schema_version": SCHEMA_VERSION} | summary_record(report.summary)
         drift = "" if report.sitemap_drift is None else dumps({"type": "sitemap_drift"}  # --sitemap-drift
