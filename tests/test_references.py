@@ -86,3 +86,11 @@ def test_results_made_ahead_are_made_again_when_a_reference_the_depth_or_the_res
     for url in urls[3:]:  # unchanged: the result made ahead is the one reported
         assert after[url] is before[url] is made[urls.index(url)]
         assert [ref.line for ref in after[url].references] == [urls.index(url) + 1]
+    # no reference or depth changes any more (every input read): each is checked once, then taken as it is
+    while ledger.settle(depths.get, 2):
+        pass
+    settled = {r.url: r for r in ledger.results(depths.get)}
+    assert [ref.line for ref in settled[urls[0]].references] == [1, 9] and settled[urls[1]].depth == 0
+    assert all(settled[url] is after[url] for url in urls[3:])
+    ledger.checked(urls[3], Result(urls[3], Status.ERROR, None, "reset", depth=1))  # a result may still change
+    assert {r.url: r.status for r in ledger.results(depths.get)}[urls[3]] is Status.ERROR

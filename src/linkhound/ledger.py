@@ -128,6 +128,7 @@ class MemoryLedger:
         self._passing: set[str] = set()  # ends passing their result on to the redirects that reach them
         self._anchor_sets: dict[Anchors, Anchors] = {}  # pages of one template have the same anchors: kept once
         self._ahead = 0  # targets of _done whose reported result prepare() has made
+        self._settled = 0  # targets of _done whose reported result settle() has found final
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -308,7 +309,11 @@ class MemoryLedger:
         its own result."""
         out: list[Result] = []
         view = self.references.view
-        for t in self._done:
+        settled = self._settled
+        for i, t in enumerate(self._done):
+            if i < settled and t.reported is not None:  # made ahead, and found so since nothing could change it
+                out.append(t.reported)
+                continue
             r = t.result
             assert r is not None
             depth = depth_of(t.key)
@@ -348,6 +353,25 @@ class MemoryLedger:
                 made.append(t.reported)
         self._ahead = end
         return made
+
+    def settle(self, depth_of: DepthOf, most: int) -> bool:
+        """For a run to which no reference will be added any more and no depth lowered (a list whose inputs are
+        all read): check up to `most` more results made ahead against their target's depth and references, so
+        that results() takes each as it is (one that changed is made again there, as is one checked again).
+        False once every result made so far is checked."""
+        end = min(self._ahead, self._settled + most)
+        if end <= self._settled:
+            return False
+        for t in self._done[self._settled : end]:
+            made = t.reported
+            if made is not None:
+                r = t.result
+                assert r is not None
+                depth = depth_of(t.key)
+                if made.depth != (r.depth if depth is None else depth) or len(made.references) != len(t.refs):
+                    t.reported = None
+        self._settled = end
+        return True
 
     def report(
         self,

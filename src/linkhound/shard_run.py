@@ -202,8 +202,8 @@ class ShardedRun(Run):
         if self._ahead_task is not None:
             self._ahead_task.cancel()
         others = asyncio.gather(*self._readers)
-        try:
-            while not others.done() and self._prepare():
+        try:  # (every input read: no reference will be added, and no depth lowered)
+            while not others.done() and (self._prepare() or self._settle()):
                 await asyncio.sleep(0)
         except BaseException:  # (cancelled: the readers with it, as when awaited)
             others.cancel()
@@ -217,6 +217,9 @@ class ShardedRun(Run):
         last answer."""
         while True:
             await asyncio.sleep(0 if self._prepare() else _AHEAD_EVERY)
+
+    def _settle(self) -> bool:
+        return self._state is not None and self._ledger.settle(self._state.depth, _SLICE)
 
     def _prepare(self) -> bool:
         """A slice of results made ahead, and handed to make_ahead()'s sink; False once none is left to make
