@@ -42,7 +42,8 @@ class JsonReport(WholeReport):
     def __init__(self, *, summary_only: bool = False, fork: bool = True) -> None:
         self.summary_only = summary_only
         self.fork = fork  # a forked child may make half of a big report
-        self._made: dict[int, tuple[Result, str]] = {}  # id(result) -> the result and its text, made ahead
+        self._made: dict[int, str] = {}  # id(result) -> its text, made ahead (for a result in _kept)
+        self._kept: list[Result] = []  # the results made ahead: alive, so no other object takes one's id
 
     def ahead(self, results: list[Result]) -> None:
         """Each result's text, made now (the run is waiting on answers): the end writes it for the very same
@@ -57,9 +58,10 @@ class JsonReport(WholeReport):
             pieces = text.split(_NEXT_RECORD)
             if len(pieces) != len(batch):  # (not expected)
                 continue
-            made[id(batch[0])] = (batch[0], pieces[0])
+            made[id(batch[0])] = pieces[0]
             for r, piece in zip(batch[1:], pieces[1:], strict=True):
-                made[id(r)] = (r, _RECORD_START + piece)
+                made[id(r)] = _RECORD_START + piece
+            self._kept += batch
 
     def chunks(self, report: Report) -> Iterator[str]:
         """The document in pieces: the same text as one dumps() of the whole, in bounded memory (a record with
@@ -110,8 +112,7 @@ def _records(records: Iterable[Record]) -> Iterator[str]:
         comma = ","
 
 
-def _all_results(results: Sequence[Result], fork_at: int | None, made: dict[int, tuple[Result, str]]
-                 ) -> Iterator[str]:
+def _all_results(results: Sequence[Result], fork_at: int | None, made: dict[int, str]) -> Iterator[str]:
     """_results() of every result, by URL. A crawl's (more than _FORK_AT references, all held in memory) is
     made in two halves of about as many references each, the second by a forked child on the other core. If
     most were made ahead, those are written as made and the rest made here."""
@@ -135,17 +136,17 @@ def _results(results: Iterable[Result], comma: str = "") -> Iterator[str]:
         comma = ","
 
 
-def _made_or_new(results: Sequence[Result], made: dict[int, tuple[Result, str]]) -> Iterator[str]:
-    """The records of results: the text made ahead of each result that has one (a hit is the very result: the
-    entry holds it, so no other object can have its id meanwhile), _results() of each of the few others."""
-    hits = list(map(made.get, map(id, results)))
+def _made_or_new(results: Sequence[Result], made: dict[int, str]) -> Iterator[str]:
+    """The records of results: the text made ahead of each result that has one (by id: a result made ahead is
+    kept alive, so no other object can have its id meanwhile), _results() of each of the few others."""
+    texts = list(map(made.get, map(id, results)))
     comma = ""
     at = 0
-    for end in [*(k for k, hit in enumerate(hits) if hit is None), len(hits)]:
+    for end in [*(k for k, text in enumerate(texts) if text is None), len(texts)]:
         for start in range(at, end, _BATCH):
-            yield comma + ",".join([hit[1] for hit in hits[start : min(end, start + _BATCH)]])  # type: ignore[index]
+            yield comma + ",".join(texts[start : min(end, start + _BATCH)])  # type: ignore[arg-type]
             comma = ","
-        if end < len(hits):
+        if end < len(texts):
             yield from _results(results[end : end + 1], comma)
             comma = ","
         at = end + 1
