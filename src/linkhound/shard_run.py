@@ -63,7 +63,9 @@ class ShardedRun(Run):
         self._pools: list[ShardPool] = []
         self._stopped = False
         self._ahead: Callable[[list[Result]], None] | None = None  # make_ahead()'s sink
-        self._made = 0  # results made ahead so far
+        self._handed = 0  # results handed to it so far
+        # ... at most: a report format holds the text of each until the end (none past _AHEAD_BYTES of inputs)
+        self._hand_most = _AHEAD_MOST if sum(len(i.content or b"") for i in inputs) <= _AHEAD_BYTES else 0
         self._ahead_task: asyncio.Task[None] | None = None
         shard = Shard(0, count)
         make_state = shard.state(self._forward)
@@ -196,8 +198,9 @@ class ShardedRun(Run):
 
     async def _join(self) -> None:
         """After this process's own URLs: no more links for the others; their results, all of them, before the
-        report is made. While they come, the report's results are made ahead (MemoryLedger.prepare), a slice
-        at a time so that each line the others send is still read at once."""
+        report is made. While they come, the report's results are made ahead (MemoryLedger.prepare) and then
+        settled (MemoryLedger.settle), a slice at a time so that each line the others send is still read at
+        once."""
         self._end_feeds()
         if self._ahead_task is not None:
             self._ahead_task.cancel()
@@ -222,16 +225,16 @@ class ShardedRun(Run):
         return self._state is not None and self._ledger.settle(self._state.depth, _SLICE)
 
     def _prepare(self) -> bool:
-        """A slice of results made ahead, and handed to make_ahead()'s sink; False once none is left to make
-        (or _AHEAD_MOST are made: past that, the report makes the rest, as memory is worth more)."""
-        if self._state is None or self._made >= _AHEAD_MOST:
+        """A slice of results made ahead, handed to make_ahead()'s sink (up to _hand_most); False once none
+        is left to make."""
+        if self._state is None:
             return False
         made = self._ledger.prepare(self._state.depth, _SLICE)
         if made is None:
             return False
-        self._made += len(made)
-        if self._ahead is not None and made:
+        if self._ahead is not None and made and self._handed < self._hand_most:
             self._ahead(made)
+            self._handed += len(made)
         return True
 
 
@@ -304,7 +307,8 @@ class Forked:
 
 _SLICE = 256  # targets prepare() takes at a time: well under a millisecond
 _AHEAD_EVERY = 0.05  # seconds between two looks for results to make ahead, once none was left
-_AHEAD_MOST = 200_000  # results made ahead at most (each held with its text, ~250 bytes of json, until the end)
+_AHEAD_MOST = 100_000  # results handed to the report ahead at most (json holds each one's text, ~500 bytes)
+_AHEAD_BYTES = 2 << 20  # inputs past which none is (about 60,000 URLs in a list: most could not be)
 
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 
