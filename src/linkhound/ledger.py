@@ -320,10 +320,8 @@ class MemoryLedger:
             depth = r.depth if depth is None else depth
             if not t.fragments:  # by far the most common: one result, its references as they are
                 if t.refs:  # (none: adopted, and no link ever named it)
-                    made = t.reported
-                    if made is None or made.depth != depth or len(made.references) != len(t.refs):
-                        made = with_refs(r, view(t.refs, t.url), depth)
-                    out.append(made)
+                    made = None if t.reported is None else _still_so(t, depth)  # (a crawl makes none ahead)
+                    out.append(with_refs(r, view(t.refs, t.url), depth) if made is None else made)
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
             out.append(with_refs(r, self._all_refs(t, broken), depth))
@@ -363,13 +361,11 @@ class MemoryLedger:
         if end <= self._settled:
             return False
         for t in self._done[self._settled : end]:
-            made = t.reported
-            if made is not None:
+            if t.reported is not None:
                 r = t.result
                 assert r is not None
                 depth = depth_of(t.key)
-                if made.depth != (r.depth if depth is None else depth) or len(made.references) != len(t.refs):
-                    t.reported = None
+                t.reported = _still_so(t, r.depth if depth is None else depth)
         self._settled = end
         return True
 
@@ -386,6 +382,12 @@ class MemoryLedger:
             self._settle_loops()
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
+
+
+def _still_so(t: Target, depth: int | None) -> Result | None:
+    """t's result made ahead, if it still has the target's depth and references (else None: made again)."""
+    made = t.reported
+    return made if made is not None and made.depth == depth and len(made.references) == len(t.refs) else None
 
 
 def _with_url(r: Result, url: str) -> Result:
