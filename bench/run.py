@@ -339,7 +339,7 @@ def local_markdown() -> Scenario:
 
 def real_docs() -> Scenario:
     """A real docs tree given by REAL_DOCS (e.g. the Rust book's src/): no ground truth, tools compared."""
-    source = os.environ.get("REAL_DOCS", "")
+    source = os.path.abspath(os.environ["REAL_DOCS"]) if os.environ.get("REAL_DOCS") else ""
     folder = os.path.join(WORK, "sites", "docs-real")
 
     def prepare() -> None:
@@ -466,7 +466,9 @@ def run_once(sc: Scenario, tool: str, i: int, server_pid: int | None) -> dict[st
     with open(stdout_path, "wb") as out, open(os.path.join(rd, "stderr"), "wb") as err, \
             open(t.stdin or os.devnull, "rb") as inp:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=err)
+        # each tool runs in its run's folder: none reads a config file of the folder the bench was started in
+        # (this repo's pyproject.toml, which linkhound would parse)
+        proc = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=err, cwd=rd)
         sampler = TreeMemory(proc.pid)
         sampler.start()
         rc = proc.wait()

@@ -165,6 +165,8 @@ def test_errors_name_pyproject_and_config_files(tmp_path: Path) -> None:
     # a pyproject.toml without [tool.linkhound] is not ours to judge
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     assert run("--print-config", cwd=tmp_path).returncode == 0
+    (tmp_path / "pyproject.toml").write_text("[project\nname = 'x'\n")  # not even read: no "linkhound" in it
+    assert run("--print-config", cwd=tmp_path).returncode == 0
 
 
 def test_bad_linkhoundignore_names_file_and_line(tmp_path: Path) -> None:

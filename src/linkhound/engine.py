@@ -11,13 +11,11 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from .changed_lines import ChangedLines
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher
-from .fix_finder import with_suggestions
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger
@@ -29,22 +27,26 @@ from .notes import Notes, NotesPart
 from .page_log import PageEntry, PageLog
 from .page_parser import PageParser
 from .redirects import Redirects
-from .robots import Robots
 from .scheduler import Scheduler
 from .settings import Settings
-from .sitemap_drift import Crawled, DriftCheck, Known, http_fetch
-from .soft404 import SoftNotFound
 from .sorter import Links, LinkSorter, batches
 from .status import Status
 from .storage import open_storage
-from .summary import Report, SitemapDrift
-from .tls_expiry import CertificateWatch
+from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
 
 if TYPE_CHECKING:
+    from .changed_lines import ChangedLines
     from .parse_ahead import ParseAhead
+    from .robots import Robots
+    from .sitemap_drift import DriftCheck, Known
+    from .summary import SitemapDrift
+    from .tls_expiry import CertificateWatch
+
+# The parts of a run that only some options use (robots.txt, soft-404 probes, sitemap drift, certificates,
+# --changed-since, fixes) load when those options are on: a list of URLs asks for its first answers sooner.
 
 _SEED_BATCH = 100  # links added from an input between two chances for requests to go out
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
@@ -81,16 +83,30 @@ class Engine:
         checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
-        robots = Robots(self._client, self._pool) if s.robots and s.recursive else None
+        robots: Robots | None = None
+        if s.robots and s.recursive:
+            from .robots import Robots
+
+            robots = Robots(self._client, self._pool)
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
-        soft = SoftNotFound(checker, self._pool) if s.soft_404 else None
+        soft = None
+        if s.soft_404:
+            from .soft404 import SoftNotFound
+
+            soft = SoftNotFound(checker, self._pool)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
-        window = s.tls_window
-        self._certs = None if window is None else CertificateWatch(window, s.tls_expiry_fail, s.timeout, s.insecure,
-                                                                   s.addresses)
+        self._certs: CertificateWatch | None = None
+        if s.tls_window is not None:
+            from .tls_expiry import CertificateWatch
+
+            self._certs = CertificateWatch(s.tls_window, s.tls_expiry_fail, s.timeout, s.insecure, s.addresses)
         self._known = reached or self._known_here  # which keys the crawl state holds (a shared one: all of them)
-        self._drift = None if not (s.sitemap_drift and s.recursive) else DriftCheck(
-            s.sitemap, http_fetch(self._client, self._pool), self._rules, robots.sitemaps if robots else None)
+        self._drift: DriftCheck | None = None
+        if s.sitemap_drift and s.recursive:
+            from .sitemap_drift import DriftCheck, http_fetch
+
+            self._drift = DriftCheck(s.sitemap, http_fetch(self._client, self._pool), self._rules,
+                                     robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)
         self._notes = Notes()
@@ -108,7 +124,11 @@ class Engine:
         self._stopping = False
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
         # --changed-since: the changed lines of each file, and the links left out as unchanged
-        self._changed = ChangedLines.from_git(s.changed_since) if s.changed_since is not None else None
+        self._changed: ChangedLines | None = None
+        if s.changed_since is not None:
+            from .changed_lines import ChangedLines
+
+            self._changed = ChangedLines.from_git(s.changed_since)
         self._unchanged = 0
         # a run checked by several processes (--jobs): the others' results merged here, or links found by the
         # process that reads the inputs fed to one that doesn't
@@ -131,6 +151,8 @@ class Engine:
                     report = self._report(time.monotonic() - started)
                     s = self.settings
                     if (s.suggest_fixes or s.suggest_https) and not self._stopping:
+                        from .fix_finder import with_suggestions
+
                         report = await with_suggestions(report, s.suggest_fixes, s.suggest_https, self._checker,
                                                         self._pool, s.max_concurrency)
             finally:
@@ -344,6 +366,8 @@ class Engine:
         that holds their results (a distributed crawl's report has its own)."""
         if self._drift is None:
             return None
+
+        from .sitemap_drift import Crawled
 
         pages = [Crawled(url, ledger.result_of(canonical_key(url))) for url in crawled]
         return self._drift.report(pages, ledger.result_of, self._sorter.scope)

@@ -16,13 +16,13 @@ from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
 from .page_parser import PageParser
 from .parsed_page import PARSABLE, ParsedPage
-from .robots import Robots
 from .soft404 import SoftNotFound, is_html
 from .status import Status
 from .types import Result
 
 if TYPE_CHECKING:
     from .cache import ResultCache
+    from .robots import Robots
 
 # Enum members read once: on Python 3.11 every Plan.X and Status.X goes through EnumType's __getattr__ hook
 # (~0.2 µs each, several times per link).

@@ -9,7 +9,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from .extract import Kind, extract, kind_for_response, robots_sitemaps
+from .extract import Kind, extract, kind_for_response
 from .links import LinkRules, Resolved
 from .types import Extraction, RawLink
 
@@ -43,6 +43,8 @@ def parse_page(rules: LinkRules, body: bytes, url: str, content_type: str, inclu
         return None
     if kind is Kind.TEXT and url.split("?", 1)[0].endswith("/robots.txt"):
         # a robots.txt given as input: its Sitemap: lines are sitemaps to read
+        from .extract.sitemap import robots_sitemaps
+
         sitemaps = tuple(RawLink(u, "robots", "sitemap", 0, 0) for u in robots_sitemaps(body))
         kind, extraction = Kind.SITEMAP, Extraction(sitemaps, url)
     else:

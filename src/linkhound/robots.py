@@ -100,7 +100,7 @@ class Robots:
             return RobotsRules(None)
         from protego import Protego
 
-        from .extract import robots_sitemaps
+        from .extract.sitemap import robots_sitemaps
 
         body = resp.body[:_ROBOTS_MAX]
         parser = Protego.parse(body.decode("utf-8", errors="replace"))

@@ -338,6 +338,8 @@ async def _exit_of(pid: int) -> None:
 
 def _fork(settings: Settings, count: int) -> list[Forked]:
     """The processes of shards 1 .. count-1, forked; fewer (the rest started as interpreters) if a fork fails."""
+    with contextlib.suppress(ImportError):  # the event loop's module, loaded once here rather than in each
+        import uvloop  # noqa: F401 - (each process runs its part on it: linkhound.loop.run)
     forked: list[Forked] = []
     for index in range(1, count):
         shard = Shard(index, count)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .client import HttpClient
-from .extract import extract_sitemap, robots_sitemaps
+from .extract.sitemap import extract_sitemap, robots_sitemaps
 from .host_pool import HostPool
 from .ledger import Ledger, reference
 from .links import LinkRules, Resolved

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import secrets
 from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
@@ -238,4 +237,6 @@ def _landed(profile: Profile) -> str:
 
 
 def _token() -> str:
+    import secrets  # (with hmac and hashlib: ~2 ms to load, only when a host is probed)
+
     return "lh" + secrets.token_hex(8)

@@ -9,8 +9,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..types import Extraction
-from .css import extract_css
-from .sitemap import extract_sitemap, robots_sitemaps
 from .slug import Slugger, github_slug
 from .text import extract_text, text_links
 
@@ -123,10 +121,22 @@ def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -
         return extract_markdown(body, base, include_code=include_code)
     if kind is Kind.TEXT:
         return extract_text(body, base)
+    from .sitemap import extract_sitemap  # (expat loads only for a run that reads a sitemap)
+
     return dataclasses.replace(extract_sitemap(body), base=base)
 
 
 def __getattr__(name: str) -> Any:
+    """The extractors a run may never use load on first use (a list of URLs reads no HTML, Markdown, CSS or
+    sitemap before its first requests go out)."""
+    if name in ("extract_sitemap", "robots_sitemaps"):
+        from . import sitemap
+
+        return getattr(sitemap, name)
+    if name == "extract_css":
+        from .css import extract_css
+
+        return extract_css
     if name == "extract_markdown":
         from .markdown import extract_markdown
 
