@@ -237,3 +237,41 @@ async def test_a_page_too_deeply_nested_is_read_and_named_in_the_warnings(site: 
     assert [w for w in report.summary.warnings if "not fully parsed" in w] == [
         f"{site.url('/')}: not fully parsed: nesting deeper than {MAX_NESTING}"
     ]
+
+
+SIZE = 512 * 1024
+MARKER_FLOODS = {
+    # bytes that each may start a bare URL, and none does (or one, huge): each used to be kept as an offset in
+    # a list, 36 bytes apiece, and a run of labels made the regular expression engine keep a frame per label
+    "markdown @": ("md", b"@" * SIZE),
+    "markdown a@": ("md", b"a@" * (SIZE // 2)),
+    "markdown ://": ("md", b"a:// " * (SIZE // 5)),
+    "markdown www.": ("md", b"www." * (SIZE // 4)),
+    "markdown address labels": ("md", b"a@" + b"b." * (SIZE // 2) + b"c"),
+    "text x:": ("text", b"x:" * (SIZE // 2)),
+    "text mailto": ("text", b"mailto:" + b"b." * (SIZE // 2) + b"c"),
+    # a string in a stylesheet, and a tag, as long as the whole page: a frame per character, before
+    "css string": ("css", b"a { b: '" + b"c" * SIZE + b"' }"),
+    "html tag": ("html", b"<a " + b"b" * SIZE + b">"),
+    "html style tag": ("html", b"<style " + b"b" * SIZE + b">x</style>"),
+}
+
+
+@pytest.mark.parametrize("name", list(MARKER_FLOODS))
+def test_a_flood_of_url_markers_costs_a_small_multiple_of_the_body(name: str) -> None:
+    # Memory, not time: traced in this process, so it counts every Python object and the regex engine's stack.
+    import tracemalloc
+
+    from linkhound.extract import extract_css, extract_markdown, extract_text
+
+    kind, body = MARKER_FLOODS[name]
+    extractor = {"md": lambda b: extract_markdown(b, "file:///a.md"), "text": lambda b: extract_text(b, "file:///a"),
+                 "css": lambda b: extract_css(b.decode()), "html": lambda b: extract_html(b, "http://x.test/")}[kind]
+    extractor(body[:64])  # (the modules it loads on first use are not counted)
+    tracemalloc.start()
+    try:
+        extractor(body)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * len(body), (name, peak / len(body))

@@ -7,10 +7,10 @@ import re
 # Comments and plain strings are matched only to be skipped, so "url(x)" inside them is not a link.
 _CSS = re.compile(
     r"""/\*.*?(?:\*/|\Z)
-    | @import\s+(?:"(?P<idq>(?:[^"\\\n]|\\.)*)"|'(?P<isq>(?:[^'\\\n]|\\.)*)')
-    | (?<![\w-])url\(\s*(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)'
-                        |(?P<bare>(?:[^\s"'()\\]|\\.)*))\s*\)
-    | "(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'
+    | @import\s+(?:"(?P<idq>(?:[^"\\\n]|\\.)*+)"|'(?P<isq>(?:[^'\\\n]|\\.)*+)')
+    | (?<![\w-])url\(\s*(?:"(?P<dq>(?:[^"\\\n]|\\.)*+)"|'(?P<sq>(?:[^'\\\n]|\\.)*+)'
+                        |(?P<bare>(?:[^\s"'()\\]|\\.)*+))\s*\)
+    | "(?:[^"\\\n]|\\.)*+"|'(?:[^'\\\n]|\\.)*+'
     """,
     re.IGNORECASE | re.DOTALL | re.VERBOSE,
 )

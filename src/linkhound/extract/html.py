@@ -68,9 +68,9 @@ _NOT_MARKUP_START = re.compile(
     r"<(?:!--|(?P<raw>s(?:cript|tyle)|t(?:extarea|itle|emplate)|xmp|no(?:embed|frames)|iframe|plaintext"
     r"|S(?:CRIPT|TYLE)|T(?:EXTAREA|ITLE|EMPLATE)|XMP|NO(?:EMBED|FRAMES)|IFRAME|PLAINTEXT)(?=[\t\n\f />]))"
 )
-_TAG_REST = re.compile(r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*>?")
+_TAG_REST = re.compile(r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*+>?")
 _END_TAGS = {name: re.compile(rf"</{name}(?=[\t\n\f />])", re.IGNORECASE) for name in _RAW_TEXT}
-_STYLE_START = re.compile(r"<style(?=[\t\n\f />])(?:[^>\"']|\"[^\"]*\"|'[^']*')*>", re.IGNORECASE)
+_STYLE_START = re.compile(r"<style(?=[\t\n\f />])(?:[^>\"']|\"[^\"]*\"|'[^']*')*+>", re.IGNORECASE)
 # A run of NULs, or a tag (whose NULs the tokenizer turns into U+FFFD): see _parser_input.
 _NUL_RUN_OR_TAG = re.compile(r"(?P<nuls>\0+)|</?[A-Za-z][^\t\n\f\r />]*" + TAG_REST.pattern)
 _FEW_NULS = 4096  # below this, Lexbor is given them as they are

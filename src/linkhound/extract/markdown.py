@@ -85,6 +85,16 @@ class _Source:
         return found
 
 
+def _first_marker(data: bytes, start: int) -> int:
+    """The offset of the first of _URL_MARKERS at or after start, or -1."""
+    first = -1
+    for marker in _URL_MARKERS:
+        at = data.find(marker, start) if first < 0 else data.find(marker, start, first)
+        if at >= 0:
+            first = at
+    return first
+
+
 def _bytes_in(text: str, offset: int) -> int:
     """How many bytes text[:offset] takes in UTF-8."""
     return offset if text.isascii() else len(text[:offset].encode())
@@ -204,30 +214,30 @@ class _Walk:
     def bare_urls(self) -> None:
         """Bare URLs of the text runs, read in their source (escapes and entities are decoded after).
 
-        What may start a URL is looked for in the whole document at once, since most runs hold none.
+        What may start a URL is looked for in the whole document, from one run that holds one to the next,
+        since most runs hold none: the first marker at or after a point, then the run it is in, then the first
+        marker after that run (or, for one outside every run, from the next run's start). No list of markers
+        is made (a document of millions of "@" would hold millions of offsets).
         """
         runs, source = self.runs, self.source
         if not runs:
             return
-        data, markers = source.data, []
-        for marker in _URL_MARKERS:
-            at = data.find(marker)
-            while at >= 0:
-                markers.append(at)
-                at = data.find(marker, at + 1)
-        if not markers:
-            return
+        data = source.data
         starts = [run["start"] for run in runs]
-        done = -1
-        for at in sorted(markers):
+        at = _first_marker(data, starts[0])
+        while at >= 0:
             index = bisect.bisect_right(starts, at) - 1
-            if index <= done or at >= runs[index]["end"]:
+            end = runs[index]["end"] if index >= 0 else 0
+            if at >= end:  # in no run (code, a link's destination, markup): on from the next run
+                if index + 1 == len(runs):
+                    return
+                at = _first_marker(data, starts[index + 1])
                 continue
-            done = index
             start = starts[index]
-            text = source.slice(start, runs[index]["end"])
+            text = source.slice(start, end)
             for offset, url in find_urls(text, gfm=True):
                 self.found.append((start + _bytes_in(text, offset), _unescape(url), _ELEMENT, "bare", False))
+            at = _first_marker(data, end)
 
     def _code_urls(self, start: int, end: int, text: str | None) -> None:
         """URLs in code: searched in the source, or in `text` where the parser changed it (container prefixes,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import heapq
 import re
 from collections.abc import Iterable, Iterator
 
@@ -20,9 +21,13 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 _SCHEME = re.compile(r"(?<![^\W_])[A-Za-z][A-Za-z0-9.-]{1,31}\Z")  # a word of its own, ending at the colon
 _MAILTO = re.compile(r"(?<![^\W_])mailto\Z", re.IGNORECASE)
 _REST = re.compile(r"[^\s<>\"`\x00-\x1f\x7f]+")  # up to whitespace or a character prose puts around URLs
-_WWW_DOMAIN = re.compile(r"www\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*)")
+# (possessive: nothing follows to backtrack for, and a greedy group keeps a frame per label it repeats, 150 MB
+# for a text of "www." a million times)
+_WWW_DOMAIN = re.compile(r"www\.([A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*+)")
 _LOCAL_PART = re.compile(r"(?<![A-Za-z0-9.+_-])[A-Za-z0-9.+_-]+\Z")
-_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+")
+_EMAIL_DOMAIN = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)++")
+_DOMAIN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_LOCAL_CHARS = _DOMAIN_CHARS | frozenset(".+")
 _WWW_AFTER = frozenset(" \t\n*_~(")  # GFM: "www." starts a link at a line start, after a space or these
 _TRAILING = ".,:;!?*_~'\""  # GFM's autolink rule, plus quotes: punctuation that ends a sentence, not a URL
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
@@ -84,12 +89,13 @@ def trim_url(url: str) -> str:
 
 
 def _markers(text: str, start: int, end: int, gfm: bool) -> Iterator[int]:
-    """Offsets of ":" (and, with gfm, of "@" and "www.") in text[start:end], ascending. Plain text's are found as
-    they are asked for: the first URL of a long list is taken without a pass over the rest."""
+    """Offsets of ":" (and, with gfm, of "@" and "www.") in text[start:end], ascending, found as they are asked
+    for: the first URL of a long list is taken without a pass over the rest, and a text of millions of markers
+    holds none of them in a list."""
     if not gfm:
         yield from _each(text, ":", start, end)
         return
-    yield from sorted(at for marker in (":", "@", "www.") for at in _each(text, marker, start, end))
+    yield from heapq.merge(*(_each(text, marker, start, end) for marker in (":", "@", "www.")))
 
 
 def _each(text: str, marker: str, start: int, end: int) -> Iterator[int]:
@@ -108,8 +114,10 @@ def _url_at(text: str, at: int, start: int, end: int, gfm: bool) -> tuple[int, i
     if char == ":":
         if text.startswith("//", at + 1):
             scheme = _SCHEME.search(text, max(start, at - 32), at)
+        elif text[max(start, at - 6) : at].lower() == "mailto":  # (a colon in prose: told without a regex)
+            scheme = _MAILTO.search(text, at - 6, at)
         else:
-            scheme = _MAILTO.search(text, max(start, at - 6), at)
+            return None
         if scheme is None:
             return None
         rest = _REST.match(text, at + 1, end)
@@ -124,9 +132,13 @@ def _url_at(text: str, at: int, start: int, end: int, gfm: bool) -> tuple[int, i
     if not gfm:
         return None
     if char == "@":
-        local = _LOCAL_PART.search(text, max(start, at - 64), at)
+        if at == start or text[at - 1] not in _LOCAL_CHARS or text[at + 1 : at + 2] not in _DOMAIN_CHARS:
+            return None  # (most "@" in prose and code: no address around it, told without a regex)
         domain = _EMAIL_DOMAIN.match(text, at + 1, end)
-        if local is None or domain is None:
+        if domain is None:
+            return None
+        local = _LOCAL_PART.search(text, max(start, at - 64), at)
+        if local is None:
             return None
         address = text[local.start() : domain.end()]
         top = address.rpartition(".")[2]
@@ -137,7 +149,8 @@ def _url_at(text: str, at: int, start: int, end: int, gfm: bool) -> tuple[int, i
     if at > start and text[at - 1] not in _WWW_AFTER:
         return None
     domain = _WWW_DOMAIN.match(text, at, end)
-    if domain is None or "_" in ".".join(domain.group(1).split(".")[-2:]):
+    labels = domain.group(1) if domain is not None else ""
+    if domain is None or "_" in labels[labels.rfind(".", 0, labels.rfind(".")) + 1 :]:  # (the last two)
         return None
     rest = _REST.match(text, at, end)
     assert rest is not None
