@@ -65,8 +65,9 @@ def load_config(files: Sequence[str] = (), *, discover: bool = True) -> Config:
     """
     sources: list[tuple[str, Mapping[str, Any]]] = []
     if discover:
-        if os.path.isfile(PYPROJECT) and _names_linkhound(PYPROJECT):
-            tool = _read_toml(PYPROJECT).get("tool", {})
+        data = _read_bytes(PYPROJECT) if os.path.isfile(PYPROJECT) else b""
+        if b"linkhound" in data:  # (most pyproject.toml files don't name it: not parsed, tomllib not loaded)
+            tool = _read_toml(PYPROJECT, data).get("tool", {})
             table = tool.get("linkhound") if isinstance(tool, Mapping) else None
             if table is not None:
                 sources.append((f"{PYPROJECT} [tool.linkhound]", _table(f"{PYPROJECT} [tool.linkhound]", table)))
@@ -111,24 +112,20 @@ def read_ignore_file(path: str) -> tuple[str, ...]:
 # -- one file -------------------------------------------------------------------------------------------
 
 
-def _names_linkhound(path: str) -> bool:
-    """Whether a pyproject.toml may hold [tool.linkhound]: most of those in a project's folder don't, and
-    are then not parsed (the TOML parser alone takes ~3 ms to load, before the first request)."""
+def _read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as f:
-            return b"linkhound" in f.read()
+            return f.read()
     except OSError as e:
         raise ConfigError(f"{path}: can't read: {_why(e)}") from None
 
 
-def _read_toml(path: str) -> dict[str, Any]:
-    import tomllib  # only when there is a file to read
+def _read_toml(path: str, data: bytes | None = None) -> dict[str, Any]:
+    """The TOML of path (its bytes, when read already)."""
+    import tomllib  # only when there is a file to read (~3 ms to load)
 
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except OSError as e:
-        raise ConfigError(f"{path}: can't read: {_why(e)}") from None
+        return tomllib.loads((_read_bytes(path) if data is None else data).decode())
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
 

@@ -227,7 +227,7 @@ class _Walk:
         at = _first_marker(data, starts[0])
         while at >= 0:
             index = bisect.bisect_right(starts, at) - 1
-            end = runs[index]["end"] if index >= 0 else 0
+            end = runs[index]["end"]  # (index >= 0: every marker looked for is at or after the first run)
             if at >= end:  # in no run (code, a link's destination, markup): on from the next run
                 if index + 1 == len(runs):
                     return

@@ -149,8 +149,10 @@ def _url_at(text: str, at: int, start: int, end: int, gfm: bool) -> tuple[int, i
     if at > start and text[at - 1] not in _WWW_AFTER:
         return None
     domain = _WWW_DOMAIN.match(text, at, end)
-    labels = domain.group(1) if domain is not None else ""
-    if domain is None or "_" in labels[labels.rfind(".", 0, labels.rfind(".")) + 1 :]:  # (the last two)
+    if domain is None:
+        return None
+    labels = domain.group(1)
+    if "_" in labels[labels.rfind(".", 0, labels.rfind(".")) + 1 :]:  # (in the last two labels)
         return None
     rest = _REST.match(text, at, end)
     assert rest is not None
