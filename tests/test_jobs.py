@@ -284,8 +284,9 @@ async def test_jobs_sigterm_on_the_command_line_ends_the_forked_processes(tmp_pa
 
 
 async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Path, make_site: SiteFactory) -> None:
-    """While the first process waits on answers it makes results and their json text ahead; the report is the
-    one-process report to the character (durations aside), a result that got a reference since made again."""
+    """While a list's run waits on answers it makes results and their json text ahead, in one process or in
+    several; the report is the one made at the end to the character (durations aside), a result that got a
+    reference since made again."""
     import re
 
     from linkhound.report import reporter_for
@@ -305,14 +306,15 @@ async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Pat
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(lines) + "\n")
     texts, made, again = [], [], []
-    for jobs in (2, 1):
+    for jobs, ahead in ((2, True), (1, True), (1, False)):
         reporter = reporter_for("json")
         run = linkhound.start([str(urls)], jobs=jobs, max_concurrency=8, host_concurrency=8, check_fragments=True)
-        run.make_ahead(reporter.ahead)
+        if ahead:
+            run.make_ahead(reporter.ahead)
         report = await run.report()
         texts.append(re.sub(r'"(duration|elapsed)": [0-9.e-]+', "", "".join(reporter.chunks(report))))
         made.append(len(reporter._made))  # type: ignore[attr-defined]
         again.append([len(r.references) for r in report.results if r.url in mine[:2]])
-    assert texts[0] == texts[1]
-    assert made[0] > 100 and made[1] == 0  # (one process makes none ahead)
-    assert again == [[2, 2], [2, 2]]
+    assert texts[0] == texts[1] == texts[2]
+    assert made[0] > 100 and made[1] > 100 and made[2] == 0  # (the last: its text all made at the end)
+    assert again == [[2, 2], [2, 2], [2, 2]]

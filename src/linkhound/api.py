@@ -102,9 +102,13 @@ def start(
     # then overlaps), so `import linkhound` stays quick too
     ahead = ParseAhead.start(read, s)
     from .engine import Engine
+    from .extract import Kind
     from .run import Run
 
-    return Run(Engine(s, on_event, transport, ahead=ahead), read)
+    # a list's results are made for the report while it waits on answers; not a crawl's, nor a folder's of
+    # documents, whose targets mostly get more references after their result (made again at the end)
+    lists = not s.recursive and all(i.is_url or i.kind is Kind.TEXT for i in read)
+    return Run(Engine(s, on_event, transport, ahead=ahead), read, ahead=lists)
 
 
 def preview(

@@ -18,7 +18,7 @@ from .extract import Kind
 from .fetcher import Fetched, Fetcher
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
-from .ledger import Ledger
+from .ledger import Ledger, MemoryLedger
 from .links import LinkRules
 from .local_files import LocalFiles
 from .loop import fewer_collections
@@ -228,6 +228,12 @@ class Engine:
 
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()
+
+    def prepare(self, most: int) -> list[Result] | None:
+        """Up to `most` more of the report's results made now (MemoryLedger.prepare), while the run waits on
+        answers; None once none is left to make, or where the ledger makes none ahead (a file's, Redis's)."""
+        ledger = self._ledger
+        return ledger.prepare(self._state.depth, most) if isinstance(ledger, MemoryLedger) else None
 
     def known(self) -> int:
         """Targets found so far (checked or not): the progress bar's total."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -17,13 +18,26 @@ if TYPE_CHECKING:
 class Run:
     """One run, not started until `report()` is awaited. Made by `linkhound.start`."""
 
-    def __init__(self, engine: Engine, inputs: list[Input]) -> None:
+    def __init__(self, engine: Engine, inputs: list[Input], ahead: bool = False) -> None:
         self._engine = engine
         self._inputs = inputs
+        # ahead: a list's run, whose results the report holds are made while it waits on answers (the engine's
+        # ledger can), not after the last; handed to make_ahead()'s sink as well, at most _hand_most of them
+        self._makes_ahead = ahead
+        self._sink: Callable[[list[Result]], None] | None = None
+        self._handed = 0
+        self._hand_most = _AHEAD_MOST if sum(len(i.content or b"") for i in inputs) <= _AHEAD_BYTES else 0
+        self._ahead_task: asyncio.Task[None] | None = None
 
     async def report(self) -> Report:
         """Run to the end (or to stop()) and return the Report."""
-        return await self._engine.run(self._inputs)
+        if self._makes_ahead:
+            self._ahead_task = asyncio.ensure_future(self._make_ahead())
+        try:
+            return await self._engine.run(self._inputs)
+        finally:
+            if self._ahead_task is not None:
+                self._ahead_task.cancel()
 
     def stop(self) -> None:
         """Take no new work; requests in flight finish or time out, then report() returns what was checked."""
@@ -39,8 +53,27 @@ class Run:
 
     def make_ahead(self, sink: Callable[[list[Result]], None]) -> None:
         """Hand sink results the report will hold as they are made, before the run ends, where the run makes
-        them ahead (a list checked by several processes: while this one waits on answers): a report format
-        may make their text then. A run that makes none never calls it."""
+        them ahead (a list's: while it waits on answers): a report format may make their text then. A run that
+        makes none never calls it."""
+        self._sink = sink
+
+    async def _make_ahead(self) -> None:
+        """While the run goes: the report's results made ahead as they come, a slice at a time, and what is
+        left every _AHEAD_EVERY seconds; the report then only checks each is still so. A list's run mostly
+        waits on answers: this is done in that time, not after the last answer."""
+        while True:
+            await asyncio.sleep(0 if self._prepare() else _AHEAD_EVERY)
+
+    def _prepare(self) -> bool:
+        """A slice of results made ahead, handed to make_ahead()'s sink (up to _hand_most); False once none
+        is left to make."""
+        made = self._engine.prepare(SLICE)
+        if made is None:
+            return False
+        if self._sink is not None and made and self._handed < self._hand_most:
+            self._sink(made)
+            self._handed += len(made)
+        return True
 
     def known(self) -> int:
         """Targets found so far, checked or not (a progress bar's total)."""
@@ -52,3 +85,9 @@ class Run:
 
 
 EventSink = Callable[[Event], None]
+
+
+SLICE = 256  # targets a slice made ahead takes: well under a millisecond
+_AHEAD_EVERY = 0.05  # seconds between two looks for results to make ahead, once none was left
+_AHEAD_MOST = 100_000  # results handed to the report ahead at most (json holds each one's text, ~500 bytes)
+_AHEAD_BYTES = 2 << 20  # inputs past which none is (about 60,000 URLs in a list: most could not be)

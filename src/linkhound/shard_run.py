@@ -29,7 +29,7 @@ from .forks import can_fork
 from .fragments import Anchors
 from .inputs import Input
 from .ledger import MemoryLedger
-from .run import EventSink, Run
+from .run import SLICE, EventSink, Run
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
@@ -47,7 +47,6 @@ from .shard_wire import (
 )
 from .shard_worker import serve_forked
 from .summary import Report
-from .types import Result
 
 
 class ShardedRun(Run):
@@ -62,11 +61,6 @@ class ShardedRun(Run):
         self._readers: list[asyncio.Task[None]] = []
         self._pools: list[ShardPool] = []
         self._stopped = False
-        self._ahead: Callable[[list[Result]], None] | None = None  # make_ahead()'s sink
-        self._handed = 0  # results handed to it so far
-        # ... at most: a report format holds the text of each until the end (none past _AHEAD_BYTES of inputs)
-        self._hand_most = _AHEAD_MOST if sum(len(i.content or b"") for i in inputs) <= _AHEAD_BYTES else 0
-        self._ahead_task: asyncio.Task[None] | None = None
         shard = Shard(0, count)
         make_state = shard.state(self._forward)
 
@@ -77,7 +71,7 @@ class ShardedRun(Run):
         pool = shard.pool(self._wait, self._pools.append)
         engine = Engine(_part(settings, shard), emit, None, state=state, ledger=self._ledger, pool=pool,
                         joined=self._join)
-        super().__init__(engine, inputs)
+        super().__init__(engine, inputs, ahead=True)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
         self._forked = _fork(settings, count) if can_fork() and not _in_loop() else []
@@ -90,18 +84,12 @@ class ShardedRun(Run):
                 self._readers.append(asyncio.ensure_future(self._read(child)))
             for index in range(len(self._forked) + 1, self._count):
                 await self._start(Shard(index, self._count))
-            self._ahead_task = asyncio.ensure_future(self._make_ahead())
             return await super().report()
         finally:
-            if self._ahead_task is not None:
-                self._ahead_task.cancel()
             for proc in self._procs:
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
-
-    def make_ahead(self, sink: Callable[[list[Result]], None]) -> None:
-        self._ahead = sink
 
     def stop(self) -> None:
         super().stop()
@@ -213,29 +201,9 @@ class ShardedRun(Run):
             raise
         await others
 
-    async def _make_ahead(self) -> None:
-        """While the run goes: the report's results made ahead as they come (MemoryLedger.prepare), a slice at
-        a time, and what is left every _AHEAD_EVERY seconds; the report then only checks each is still so. The
-        main process of a list's run is mostly waiting on answers: this is done in that time, not after the
-        last answer."""
-        while True:
-            await asyncio.sleep(0 if self._prepare() else _AHEAD_EVERY)
-
     def _settle(self) -> bool:
-        return self._state is not None and self._ledger.settle(self._state.depth, _SLICE)
+        return self._state is not None and self._ledger.settle(self._state.depth, SLICE)
 
-    def _prepare(self) -> bool:
-        """A slice of results made ahead, handed to make_ahead()'s sink (up to _hand_most); False once none
-        is left to make."""
-        if self._state is None:
-            return False
-        made = self._ledger.prepare(self._state.depth, _SLICE)
-        if made is None:
-            return False
-        if self._ahead is not None and made and self._handed < self._hand_most:
-            self._ahead(made)
-            self._handed += len(made)
-        return True
 
 
 class _Pipe(Protocol):
@@ -305,10 +273,6 @@ class Forked:
         return self.returncode
 
 
-_SLICE = 256  # targets prepare() takes at a time: well under a millisecond
-_AHEAD_EVERY = 0.05  # seconds between two looks for results to make ahead, once none was left
-_AHEAD_MOST = 100_000  # results handed to the report ahead at most (json holds each one's text, ~500 bytes)
-_AHEAD_BYTES = 2 << 20  # inputs past which none is (about 60,000 URLs in a list: most could not be)
 
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Protocol
 
 from ..references import Row
 from ..status import Status
@@ -124,10 +124,30 @@ def _escape_controls(text: str) -> str:
     return _DEL_C1.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
 
 
-try:
-    import orjson
+def dumps(obj: object, *, pretty: bool = False) -> str:
+    """obj as JSON text: orjson's where it is installed, else the standard library's (the same text)."""
+    return _encoders()[0](obj, pretty=pretty)
 
-    def _orjson_dumps(obj: object, *, pretty: bool = False) -> str:
+
+def elements_text(items: list[Any], depth: int) -> str:
+    """The elements of items as dumps(pretty=True) writes them nested depth levels deep, without the brackets."""
+    return _encoders()[1](items, depth)
+
+
+class _Dumps(Protocol):
+    def __call__(self, obj: object, *, pretty: bool = False) -> str: ...
+
+
+@cache
+def _encoders() -> tuple[_Dumps, Callable[[list[Any], int], str]]:
+    """Chosen at the first use: orjson (and the datetime and uuid modules it loads, ~10 ms) is not loaded
+    before a run's first requests."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - orjson is optional; both give the same text
+        return stdlib_dumps, stdlib_elements_text
+
+    def orjson_dumps(obj: object, *, pretty: bool = False) -> str:
         data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0)
         # In UTF-8, DEL is the byte 7f and C1 starts with c2 (as U+00A0-U+00BF do): two memchr scans spare
         # the regex almost every time.
@@ -135,14 +155,10 @@ try:
             return _escape_controls(data.decode())
         return data.decode()
 
-    def _orjson_elements_text(items: list[Any], depth: int) -> str:
+    def orjson_elements_text(items: list[Any], depth: int) -> str:
         head, tail = _frame(depth)
         data = orjson.dumps(_wrapped(items, depth), option=orjson.OPT_INDENT_2)
         text = str(memoryview(data)[head : len(data) - tail], "utf-8")  # (decoded straight from the slice)
         return _escape_controls(text) if b"\x7f" in data or b"\xc2" in data else text
 
-    dumps = _orjson_dumps
-    elements_text = _orjson_elements_text
-except ImportError:  # pragma: no cover - orjson is optional; both give the same text
-    dumps = stdlib_dumps
-    elements_text = stdlib_elements_text
+    return orjson_dumps, orjson_elements_text
