@@ -318,3 +318,80 @@ async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Pat
     assert texts[0] == texts[1] == texts[2]
     assert made[0] > 100 and made[1] > 100 and made[2] == 0  # (the last: its text all made at the end)
     assert again == [[2, 2], [2, 2], [2, 2]]
+
+
+def _auto_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """--jobs unset picks two processes here, whatever the size of the inputs and the cores of this machine."""
+    import linkhound.shard
+
+    monkeypatch.setattr(linkhound.shard, "_AUTO_BYTES", 1)
+    monkeypatch.setattr(linkhound.shard, "cores", lambda: 2)
+
+
+def _slow_list(
+    tmp_path: Path, sites: list[Site], count: int, seconds: float, first: float = 0.0, slow_on: int = 0
+) -> list[str]:
+    """count URLs on each site, answered after `seconds` (on the first slow_on sites, the first four after
+    `first`)."""
+    lines = []
+    for i in range(count):
+        for n, site in enumerate(sites):
+            site.slow(f"/s{i}", first if n < slow_on and i < 4 else seconds)
+            lines.append(site.url(f"/s{i}"))
+    # redirects to URLs listed before them: each takes its end's result, no second request
+    for i in range(10):
+        sites[0].redirect(f"/r{i}", f"/s{i}")
+        lines.append(sites[0].url(f"/r{i}"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    return [str(urls)]
+
+
+async def test_unset_jobs_a_list_waiting_on_answers_stays_in_the_first_process(
+    tmp_path: Path, make_site: SiteFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --jobs unset, the other process joins only once the first is busy: a list whose answers are slow
+    in coming is checked by the first alone, with the whole of each limit, each URL once."""
+    _auto_jobs(monkeypatch)
+    a, b = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    inputs = _slow_list(tmp_path, [a, b], 60, 0.05)
+    run = linkhound.start(inputs, host_concurrency=4, max_concurrency=8)
+    assert isinstance(run, ShardedRun)
+    report = await run.report()
+    assert not run.split
+    assert run._state is not None and not run._state._elsewhere  # nothing went to the other process
+    for site in (a, b):
+        assert site.peak == 4, site.host  # the whole host limit, from one process
+        assert max(site.counts().values()) == 1
+    assert report.summary.total == 130 and report.summary.success
+
+
+async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_limit(
+    tmp_path: Path, make_site: SiteFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found busy (here: at once), the first process keeps its part of each limit and hands the other its share
+    of the links still to read only once its own requests past that part have ended: the server never sees
+    more than a host's limit, each URL is requested once, and the report is the one-process report."""
+    import linkhound.shard_run
+
+    _auto_jobs(monkeypatch)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
+    a, b, c = await make_site("127.0.0.1"), await make_site("127.0.0.2"), await make_site("127.0.0.3")
+    # when the other joins (the list is still being read), a and b have as many requests in flight as their
+    # whole limit, while c's quick answers keep the reading going (and so links for the other process coming)
+    inputs = _slow_list(tmp_path, [a, b, c], 1000, 0.0, first=0.5, slow_on=2)
+    options = dict(host_concurrency=4, max_concurrency=24)
+    run = linkhound.start(inputs, **options)
+    assert isinstance(run, ShardedRun)
+    two = await run.report()
+    assert run.split
+    assert run._state is not None and len(run._state._elsewhere) > 100  # the other process checked those
+    for site in (a, b, c):
+        assert site.peak <= 4, site.host  # both processes together, across the moment the other joined
+        assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+        site.requests.clear()
+        site.peak = 0
+    one = await linkhound.check(inputs, jobs=1, **options)
+    assert _comparable(two) == _comparable(one)
+    assert two.summary.total == 3010

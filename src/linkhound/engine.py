@@ -229,6 +229,18 @@ class Engine:
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()
 
+    def resize(self, most: int) -> None:
+        """At most `most` requests at once from now on (the others of a run joining it); those past it end."""
+        self._scheduler.resize(most)
+
+    def within_limits(self) -> bool:
+        """Whether the requests in flight fit --max-concurrency as in force now (after resize())."""
+        return self._scheduler.within_limits
+
+    def reading(self) -> bool:
+        """Whether inputs are still being read (links may still come from them)."""
+        return self._scheduler.feeding
+
     def prepare(self, most: int) -> list[Result] | None:
         """Up to `most` more of the report's results made now (MemoryLedger.prepare), while the run waits on
         answers; None once none is left to make, or where the ledger makes none ahead (a file's, Redis's)."""

@@ -22,7 +22,8 @@ class Scheduler:
     def __init__(self, state: CrawlState, pool: HostPool, max_concurrency: int) -> None:
         self._state = state
         self._pool = pool
-        self._free = max_concurrency  # global slots
+        self._free = max_concurrency  # global slots (below 0 for a while after resize() took some away)
+        self._most = max_concurrency
         self._ready: deque[str] = deque()
         self._timed: list[tuple[float, str]] = []
         self._capped: set[str] = set()
@@ -50,6 +51,20 @@ class Scheduler:
     def _freed(self, host: str) -> None:
         if host in self._capped:  # (a slot given back by a request made beside the crawl, too)
             self.wake_host(host)
+
+    def resize(self, most: int) -> None:
+        """At most `most` requests at once from now on: those in flight past it finish, none starts meanwhile."""
+        self._free -= self._most - most
+        self._most = most
+
+    @property
+    def within_limits(self) -> bool:
+        return self._free >= 0
+
+    @property
+    def feeding(self) -> bool:
+        """Whether a producer (the inputs being read) may still add links."""
+        return self._sources > 0
 
     def open_source(self) -> None:
         """Links may still come from outside the crawl (the inputs being read): keep next() waiting."""
@@ -100,7 +115,7 @@ class Scheduler:
         """done(claim), then the next claim, if one may be taken right now: the worker that finished one goes
         on with the next, without a new task or a turn of next()."""
         await self._release(claim, served)
-        following = None if self._stopped else await self._take()
+        following = None if self._stopped or self._free <= 0 else await self._take()
         if following is None:
             self._wake.set()  # the slot is free for next()
         return following

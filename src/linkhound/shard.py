@@ -8,6 +8,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from .crawl_state import Claim, Found, Limits
 from .extract import Kind
@@ -108,22 +109,23 @@ class Shard:
             return HostLimits(self.part(limits.concurrency), None, limits.burst)
         return HostLimits(self.part(limits.concurrency), limits.rate * self.share, self.part(limits.burst))
 
-    def pool(self, tell: Tell, made: Callable[[ShardPool], None]) -> Callable[..., HostPool]:
-        """A HostPool factory for the engine that gives this process its part of each host's limits, and tells
-        the other processes when a host asks for a wait (made: sees the pool)."""
+    def pool(self, tell: Tell, made: Callable[[ShardPool], None], whole: bool = False) -> Callable[..., HostPool]:
+        """A HostPool factory for the engine that gives this process its part of each host's limits (whole: all
+        of them, until ShardPool.divide), and tells the other processes when a host asks for a wait (made: sees
+        the pool)."""
+        part = (lambda limits: limits) if whole else self.limits
 
         def make(default: HostLimits, per_host: dict[str, HostLimits], max_wait: float) -> HostPool:
-            pool = ShardPool(self.limits(default), {h: self.limits(lim) for h, lim in per_host.items()},
-                             max_wait, tell)
+            pool = ShardPool(part(default), {h: part(lim) for h, lim in per_host.items()}, max_wait, tell)
             made(pool)
             return pool
 
         return make
 
     def state(
-        self, forward: Callable[[list[Found]], None] | None = None
+        self, forward: Callable[[list[Found]], None] | None = None, split: bool = True
     ) -> Callable[[Limits, Callable[[str], None]], ShardState]:
-        return lambda limits, ready: ShardState(self, limits, ready, forward)
+        return lambda limits, ready: ShardState(self, limits, ready, forward, split)
 
 
 Tell = Callable[[str, float], None]  # (host, until when it waits, as time.time())
@@ -145,6 +147,23 @@ class ShardPool(HostPool):
         h = self._host(host)
         h.blocked_until = max(h.blocked_until, self._clock() + until - time.time())
 
+    def divisible(self, shard: Shard) -> bool:
+        """Whether every limit in force here leaves each process a concurrency (and burst) of at least 1."""
+        limits = [self._default, *self._overrides.values(), *(h.limits for h in self._hosts.values())]
+        return all(_splits(lim, shard.count) for lim in limits)
+
+    def divide(self, shard: Shard) -> None:
+        """From now on only shard's part of each limit (the pool was made whole: the other processes start)."""
+        self._default = shard.limits(self._default)
+        self._overrides = {host: shard.limits(lim) for host, lim in self._overrides.items()}
+        for h in self._hosts.values():
+            h.limits = shard.limits(h.limits)
+            h.tokens = min(h.tokens, float(h.limits.burst))
+
+    def within_limits(self) -> bool:
+        """Whether no host has more requests in flight here than its concurrency allows now."""
+        return all(h.active <= h.limits.concurrency for h in self._hosts.values())
+
 
 class ShardState(MemoryState):
     """The crawl state of one shard: it queues only the URLs of its shard and remembers the depth of the others,
@@ -158,6 +177,7 @@ class ShardState(MemoryState):
         limits: Limits,
         on_host_ready: Callable[[str], None],
         forward: Callable[[list[Found]], None] | None = None,
+        split: bool = True,
     ) -> None:
         self._own_refetched = 0
         self.others_refetched = 0  # counted by the other processes (told at their end)
@@ -165,6 +185,9 @@ class ShardState(MemoryState):
         self._shard = shard
         self._forward = forward
         self._elsewhere: dict[str, int] = {}  # key -> depth, for URLs another process checks
+        # whether URLs go by shard: False in the first process of a run whose others join once it is busy
+        # (--jobs unset): until then it keeps (and forwards) nothing but its own
+        self.split = split
 
     @property
     def refetched(self) -> int:  # (MemoryState counts its own with `self.refetched += 1`: the setter keeps them)
@@ -181,19 +204,32 @@ class ShardState(MemoryState):
     async def add(
         self, found: Iterable[Found], parent: str | None = None, hop: int = 1, known: Iterable[str] = ()
     ) -> list[Claim]:
-        owns, elsewhere, mine = self._shard.owns, self._elsewhere, []
+        if not self.split:
+            return await super().add(found, parent, hop, known)
+        owns, elsewhere, here, mine = self._shard.owns, self._elsewhere, self._records, []
         if self._forward is not None:
             found = list(found)
             if found:
                 self._forward(found)
-        for f in found:
-            if owns(f.key):
+        for f in found:  # its shard's, but a URL another process took before the split; and whatever it holds
+            if owns(f.key) and f.key not in elsewhere or f.key in here:
                 mine.append(f)
             else:
                 depth = elsewhere.get(f.key)
                 if depth is None or f.depth < depth:
                     elsewhere[f.key] = f.depth
         return await super().add(mine, parent, hop, known)
+
+    def held(self) -> list[tuple[str, int]]:
+        """The key and depth of every URL this process holds (told to the others when they join)."""
+        return [(key, r.depth) for key, r in self._records.items()]
+
+    def held_elsewhere(self, held: Iterable[Sequence[Any]]) -> None:
+        """URLs another process holds (its key, depth pairs): never fetched here, whatever their shard."""
+        elsewhere = self._elsewhere
+        for key, depth in held:
+            if key not in self._records and (key not in elsewhere or depth < elsewhere[key]):
+                elsewhere[key] = depth
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
         if found.key in self._elsewhere:  # checked by its own process: known here, never fetched here

@@ -18,6 +18,7 @@ import pickle
 import signal
 import sys
 import sysconfig
+import time
 import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -42,6 +43,7 @@ from .shard_wire import (
     anchors_of,
     decode,
     encode_found,
+    encode_held,
     encode_wait,
     result_of,
 )
@@ -61,16 +63,22 @@ class ShardedRun(Run):
         self._readers: list[asyncio.Task[None]] = []
         self._pools: list[ShardPool] = []
         self._stopped = False
+        # --jobs unset: this process checks the whole run alone, with the whole of every limit, until it is
+        # busy (_split_when_busy); only then do the others get their shares. A list whose answers are slow in
+        # coming never needs them (and its own CPU, a second process's pipe traffic, is spared)
+        self._lazy = settings.jobs is None
+        self._split_task: asyncio.Task[None] | None = None
+        self._held: list[bytes] | None = None  # lines for the others, held while this process's extra requests end
         shard = Shard(0, count)
-        make_state = shard.state(self._forward)
+        make_state = shard.state(self._forward, split=not self._lazy)
 
         def state(limits: Limits, ready: Callable[[str], None]) -> ShardState:
             self._state = make_state(limits, ready)
             return self._state
 
-        pool = shard.pool(self._wait, self._pools.append)
-        engine = Engine(_part(settings, shard), emit, None, state=state, ledger=self._ledger, pool=pool,
-                        joined=self._join)
+        pool = shard.pool(self._wait, self._pools.append, whole=self._lazy)
+        engine = Engine(_part(settings, shard, whole=self._lazy), emit, None, state=state, ledger=self._ledger,
+                        pool=pool, joined=self._join)
         super().__init__(engine, inputs, ahead=True)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
@@ -84,8 +92,12 @@ class ShardedRun(Run):
                 self._readers.append(asyncio.ensure_future(self._read(child)))
             for index in range(len(self._forked) + 1, self._count):
                 await self._start(Shard(index, self._count))
+            if self._lazy:
+                self._split_task = asyncio.ensure_future(self._split_when_busy())
             return await super().report()
         finally:
+            if self._split_task is not None:
+                self._split_task.cancel()
             for proc in self._procs:
                 if proc.returncode is None:
                     proc.kill()
@@ -129,9 +141,55 @@ class ShardedRun(Run):
         proc.stdin.write(len(head).to_bytes(HEADER_BYTES, "big") + head)
         self._readers.append(asyncio.ensure_future(self._read(proc)))
 
+    @property
+    def split(self) -> bool:
+        """Whether the run's URLs go to its processes by shard (from the start with --jobs N; with --jobs unset,
+        once this process was found busy)."""
+        return self._state is not None and self._state.split
+
+    async def _split_when_busy(self) -> None:
+        """With --jobs unset: while inputs are still being read, look every _LOOK seconds at how busy this
+        process is; at _BUSY of a core or more _BUSY_LOOKS times in a row, the others take their shares."""
+        clock, cpu = time.monotonic, time.process_time
+        busy = 0
+        then, used = clock(), cpu()
+        while self._engine.reading() and not self._stopped:
+            await asyncio.sleep(_LOOK)
+            now, spent = clock(), cpu()
+            busy = busy + 1 if spent - used >= _BUSY * (now - then) else 0
+            then, used = now, spent
+            if busy >= _BUSY_LOOKS and self._engine.reading():
+                await self._split()
+                return
+
+    async def _split(self) -> None:
+        """The others join: from now on the links read go by shard (the URLs held here stay here: the others are
+        told them first), and this process keeps only its part of each limit. Nothing goes to the others until
+        the requests past that part have ended, so that together they never go past a limit."""
+        state, pool, shard = self._state, self._pools[0] if self._pools else None, Shard(0, self._count)
+        if state is None or pool is None or not pool.divisible(shard):
+            return
+        self._held = [encode_held(state.held())]
+        state.split = True
+        pool.divide(shard)
+        self._engine.resize(shard.part(self._settings.max_concurrency))
+        try:
+            while not (self._engine.within_limits() and pool.within_limits()) and not self._stopped:
+                await asyncio.sleep(_LOOK_SHORT)
+        finally:
+            lines, self._held = self._held, None
+            for line in lines:
+                self._send(line)
+
     def _forward(self, found: list[Found]) -> None:
         """Links found in the inputs, to every other process (each keeps those of its shard)."""
         line = encode_found(found)
+        if self._held is not None:
+            self._held.append(line)
+        else:
+            self._send(line)
+
+    def _send(self, line: bytes) -> None:
         for proc in self._procs:
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.write(line)
@@ -189,6 +247,10 @@ class ShardedRun(Run):
         report is made. While they come, the report's results are made ahead (MemoryLedger.prepare) and then
         settled (MemoryLedger.settle), a slice at a time so that each line the others send is still read at
         once."""
+        if self._split_task is not None:
+            if self._held is not None:  # (dividing: the lines held go out first)
+                await asyncio.shield(self._split_task)
+            self._split_task.cancel()
         self._end_feeds()
         if self._ahead_task is not None:
             self._ahead_task.cancel()
@@ -274,6 +336,10 @@ class Forked:
 
 
 
+_LOOK = 0.05  # seconds between two looks at how busy the first process is (--jobs unset)
+_BUSY = 0.8  # ... the share of a core of CPU time it spent since the last look that counts as busy
+_BUSY_LOOKS = 2  # ... the looks in a row that must find it busy before the others join
+_LOOK_SHORT = 0.001  # seconds between two looks at the requests past this process's part, once they joined
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 
 
@@ -347,11 +413,12 @@ def _end(forked: list[Forked]) -> None:
                 os.waitpid(child.pid, 0)
 
 
-def _part(s: Settings, shard: Shard) -> Settings:
+def _part(s: Settings, shard: Shard, whole: bool = False) -> Settings:
     """The settings of one shard's process: its part of --max-concurrency (the host limits are split by the
-    pool the process is given) and one process."""
+    pool the process is given; whole: all of it, until the others join) and one process."""
     if shard.index == 0:
-        return dataclasses.replace(s, max_concurrency=shard.part(s.max_concurrency), jobs=1)
+        most = s.max_concurrency if whole else shard.part(s.max_concurrency)
+        return dataclasses.replace(s, max_concurrency=most, jobs=1)
     # (the others read no inputs: what only reading them needs, like --changed-since's git history, is left out)
     return dataclasses.replace(s, max_concurrency=shard.part(s.max_concurrency), jobs=1, progress=False,
                                changed_since=None)

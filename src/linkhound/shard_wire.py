@@ -1,11 +1,12 @@
 """What the processes of a run (`--jobs`) tell each other, one JSON value per line.
 
 To a shard's process (stdin): its settings, pickled behind their length, then each batch of links found, as
-Found arrays (it keeps those of its shard); {"w": [host, until]}: a host asked another process to wait until
-then (time.time()); {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result,
-anchors] (key checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is
-key's), ["w", host, until] (a host asked this process to wait), and last ["e", refetched, notes] (the end, with
-what the process noted for the report's warnings: a notes.NotesPart)."""
+Found arrays (it keeps those of its shard); {"k": [[key, depth], ...]}: URLs the first process holds (told when
+the others join a run it began alone: never fetched by another, whatever their shard); {"w": [host, until]}:
+a host asked another process to wait until then (time.time()); {"stop": 1}: take no new work. Back (stdout):
+batches of records, ["c", key, result, anchors] (key checked), ["s", key, end, result] (key redirects to end,
+checked on its own: end's result is key's), ["w", host, until] (a host asked this process to wait), and last
+["e", refetched, notes] (the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from .types import Result
 
 Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
+HELD = "k"
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'
 LINE_LIMIT = 64 * 1024 * 1024  # one batch (a few hundred records) is far below this
@@ -69,9 +71,14 @@ def encode_wait(host: str, until: float) -> bytes:
     return orjson.dumps({WAIT: [host, until]}) + b"\n"
 
 
-def decode_wait(line: bytes) -> tuple[str, float] | None:
-    """A wait line's host and time; None for a line of links (or the stop line)."""
+def encode_held(held: list[tuple[str, int]]) -> bytes:
+    return orjson.dumps({HELD: held}) + b"\n"
+
+
+def decode_control(line: bytes) -> dict[str, Any] | None:
+    """A wait line ({"w": [host, until]}) or a held line ({"k": [[key, depth], ...]}); None for a line of
+    links (or the stop line)."""
     if not line.startswith(b"{") or line == STOP_LINE:
         return None
-    host, until = orjson.loads(line)[WAIT]
-    return host, until
+    control: dict[str, Any] = orjson.loads(line)
+    return control

@@ -29,14 +29,15 @@ from .shard_wire import (
     CHECKED,
     END,
     HEADER_BYTES,
+    HELD,
     LINE_LIMIT,
     SAME_AS,
     STOP_LINE,
     WAIT,
     Record,
     anchors_record,
+    decode_control,
     decode_found,
-    decode_wait,
     encode,
     result_record,
 )
@@ -137,11 +138,14 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
             if line == STOP_LINE:
                 engine.stop()
                 return
-            wait = decode_wait(line)
-            if wait is None:
+            control = decode_control(line)
+            if control is None:
                 await add(decode_found(line))
+            elif HELD in control:
+                if ledger.state is not None:
+                    ledger.state.held_elsewhere(control[HELD])
             else:
-                pools[0].wait_until(*wait)
+                pools[0].wait_until(*control[WAIT])
 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
                     feed=feed)
