@@ -272,7 +272,8 @@ class Settings:
         None, "processes that check a list of links at once, each its share of the URLs and of every host's "
         "limits (one when the run crawls, keeps a state or cache, or reads a URL or a sitemap)", REQUESTS,
         metavar="N", at_least=1,
-        default_text="for a check of many links with 2+ cores, a second process that joins once the first is busy; else 1",
+        default_text="for a check of many links with 2+ cores, a second process that joins once the first is "
+        "busy; else 1",
     )
     host_config: str | None = option(None, 'TOML file of [hosts."name"] limits and headers', REQUESTS,
                                      metavar="FILE")

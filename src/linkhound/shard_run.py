@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import dataclasses
 import os
-import pickle
 import signal
 import sys
 import sysconfig
@@ -137,6 +136,8 @@ class ShardedRun(Run):
         )
         self._procs.append(proc)
         assert proc.stdin is not None
+        import pickle  # (only where a process is started as an interpreter)
+
         head = pickle.dumps((_part(self._settings, shard), shard.index, shard.count), pickle.HIGHEST_PROTOCOL)
         proc.stdin.write(len(head).to_bytes(HEADER_BYTES, "big") + head)
         self._readers.append(asyncio.ensure_future(self._read(proc)))

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from .crawl_state import Found
 from .fragments import Anchors
 from .status import Status
 from .types import Result
 
+# orjson is imported where a line is made or read (~10 ms to load): a run whose other processes never join
+# (--jobs unset, a list whose answers are slow in coming) makes and reads none.
 Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
 HELD = "k"
@@ -50,34 +50,41 @@ def anchors_of(f: list[Any] | None) -> Anchors | None:
 
 
 def encode(batch: list[Record]) -> bytes:
+    import orjson
     return orjson.dumps(batch) + b"\n"
 
 
 def decode(line: bytes) -> list[Record]:
+    import orjson
     batch: list[Record] = orjson.loads(line)
     return batch
 
 
 def encode_found(found: list[Found]) -> bytes:
+    import orjson
     return orjson.dumps([tuple(f) for f in found]) + b"\n"
 
 
 def decode_found(line: bytes) -> list[Found]:
+    import orjson
     new = tuple.__new__
     return [new(Found, f) for f in orjson.loads(line)]
 
 
 def encode_wait(host: str, until: float) -> bytes:
+    import orjson
     return orjson.dumps({WAIT: [host, until]}) + b"\n"
 
 
 def encode_held(held: list[tuple[str, int]]) -> bytes:
+    import orjson
     return orjson.dumps({HELD: held}) + b"\n"
 
 
 def decode_control(line: bytes) -> dict[str, Any] | None:
     """A wait line ({"w": [host, until]}) or a held line ({"k": [[key, depth], ...]}); None for a line of
     links (or the stop line)."""
+    import orjson
     if not line.startswith(b"{") or line == STOP_LINE:
         return None
     control: dict[str, Any] = orjson.loads(line)
