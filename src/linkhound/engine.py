@@ -237,9 +237,9 @@ class Engine:
         """Whether the requests in flight fit --max-concurrency as in force now (after resize())."""
         return self._scheduler.within_limits
 
-    def reading(self) -> bool:
-        """Whether inputs are still being read (links may still come from them)."""
-        return self._scheduler.feeding
+    def inputs_read(self) -> bool:
+        """Whether every input has been read (no more links will come from them)."""
+        return self._scheduler.inputs_read
 
     def prepare(self, most: int) -> list[Result] | None:
         """Up to `most` more of the report's results made now (MemoryLedger.prepare), while the run waits on

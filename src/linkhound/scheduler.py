@@ -31,6 +31,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._stopped = False
         self._sources = 0  # producers still adding links (seeding): the run isn't over while one is open
+        self._read = False  # every producer opened so far is closed (the inputs are read)
         self._room = asyncio.Event()  # a producer held by room() may add more
         self._room_at = 0  # ... once fewer links than this are queued
         self._starved = False  # next() has a free slot and nothing it may take
@@ -62,9 +63,9 @@ class Scheduler:
         return self._free >= 0
 
     @property
-    def feeding(self) -> bool:
-        """Whether a producer (the inputs being read) may still add links."""
-        return self._sources > 0
+    def inputs_read(self) -> bool:
+        """Whether the producers (the inputs being read) have all been opened and closed again."""
+        return self._read
 
     def open_source(self) -> None:
         """Links may still come from outside the crawl (the inputs being read): keep next() waiting."""
@@ -72,6 +73,7 @@ class Scheduler:
 
     def close_source(self) -> None:
         self._sources -= 1
+        self._read = self._sources == 0
         self._wake.set()
 
     def stop(self) -> None:

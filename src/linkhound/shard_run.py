@@ -154,12 +154,12 @@ class ShardedRun(Run):
         clock, cpu = time.monotonic, time.process_time
         busy = 0
         then, used = clock(), cpu()
-        while self._engine.reading() and not self._stopped:
+        while not self._engine.inputs_read() and not self._stopped:
             await asyncio.sleep(_LOOK)
             now, spent = clock(), cpu()
             busy = busy + 1 if spent - used >= _BUSY * (now - then) else 0
             then, used = now, spent
-            if busy >= _BUSY_LOOKS and self._engine.reading():
+            if busy >= _BUSY_LOOKS and not self._engine.inputs_read():
                 await self._split()
                 return
 
