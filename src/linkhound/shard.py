@@ -212,7 +212,7 @@ class ShardState(MemoryState):
             if found:
                 self._forward(found)
         for f in found:  # its shard's, but a URL another process took before the split; and whatever it holds
-            if owns(f.key) and f.key not in elsewhere or f.key in here:
+            if f.key in here or (owns(f.key) and f.key not in elsewhere):
                 mine.append(f)
             else:
                 depth = elsewhere.get(f.key)
