@@ -4,6 +4,8 @@ option, by group, and the parser that turns a usage error into one line and exit
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import Any, NoReturn
 
 from .options import GROUPS, OptionField, option_fields
@@ -13,9 +15,36 @@ EXIT_USAGE = 1
 
 
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         # one line, exit code 1: usage errors are not tracebacks
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, its width found as shutil.get_terminal_size finds it, without loading shutil
+    (and the compression modules it loads): argparse makes a formatter for every flag added, on every run."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)
+
+
+def _columns() -> int:
+    """The terminal's width: $COLUMNS if set, else stdout's terminal's, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
 
 
 def add_config_flags(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:

@@ -8,7 +8,6 @@ merging by host name. Flags, or a library call's keyword options, go over the re
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -224,6 +223,8 @@ def _why(e: BaseException) -> str:
 
 def render(settings: Settings, config: Config, inputs: Sequence[str] = (), files_from: str | None = None) -> str:
     """The settings in effect as a TOML config file (that linkhound reads back). Secrets show as ***."""
+    import json  # here, as in _toml: only --print-config needs it
+
     lines = [
         "# linkhound --print-config: the settings in effect (defaults < config files < flags)",
         f"# read: {', '.join(config.files) or 'no config file'}",
@@ -272,6 +273,8 @@ def _toml(value: object, config: Config) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
+        import json  # here: only --print-config needs it
+
         return json.dumps(config.mask(value), ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v, config) for v in value) + "]"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -44,5 +43,10 @@ def expand_env(where: str, value: Any, path: str = "", found: set[str] | None = 
 
 def key_path(path: str, key: str) -> str:
     """The TOML dotted path of key under path: `hosts."a.test".headers`."""
-    k = key if _BARE_KEY.fullmatch(key) else json.dumps(key)
+    if _BARE_KEY.fullmatch(key):
+        k = key
+    else:
+        import json  # here: a quoted key is rare, and a run need not load it
+
+        k = json.dumps(key)
     return f"{path}.{k}" if path else k

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import random
 import time
 from array import array
 from collections.abc import Callable
@@ -164,6 +163,8 @@ class HostPool:
             h.stats.rate_limited += 1
             if retry_after is None:
                 h.backoff = min(self._max_wait, max(1.0, h.backoff * 2))
+                import random  # here: most runs never back off
+
                 wait = h.backoff * random.uniform(0.5, 1.0)
             else:
                 wait = min(self._max_wait, max(0.0, retry_after))

@@ -11,7 +11,6 @@ show. `option_fields(Settings)` reads the table back.
 from __future__ import annotations
 
 import functools
-import json
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -226,6 +225,8 @@ def describe(value: object) -> str:
     if isinstance(value, int | float):
         return f"a number ({value})"
     if isinstance(value, str):
+        import json  # (only for this message: not loaded on every run)
+
         return f"a string ({json.dumps(value)[:60]})"
     if isinstance(value, list | tuple):
         return "an array"

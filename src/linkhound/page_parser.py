@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import pickle
 import sys
 from typing import Any
 
@@ -24,6 +23,8 @@ WARMUP_PAGES = 50
 
 
 async def read_frame(reader: asyncio.StreamReader) -> Any:
+    import pickle  # (as in parsed_page.frame)
+
     size = HEADER.unpack(await reader.readexactly(HEADER.size))[0]
     return pickle.loads(await reader.readexactly(size))
 

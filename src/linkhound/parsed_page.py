@@ -3,7 +3,6 @@ no event loop, so the parse worker imports nothing it doesn't use."""
 
 from __future__ import annotations
 
-import pickle
 import struct
 from itertools import repeat
 from operator import itemgetter
@@ -80,5 +79,7 @@ def unflatten(flat: Flat | None) -> ParsedPage | None:
 
 
 def frame(obj: object) -> bytes:
+    import pickle  # here: a run whose pages are all parsed in this process never loads it
+
     data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     return HEADER.pack(len(data)) + data

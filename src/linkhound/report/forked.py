@@ -13,7 +13,6 @@ import io
 import itertools
 import os
 import signal
-import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TypeVar
@@ -44,6 +43,8 @@ def forked_text(make: Callable[[], Iterable[str]]) -> Iterable[str] | None:
     no fork, threads in this process, no temporary file): the caller makes them itself."""
     if cores() < 2 or not can_fork():
         return None
+    import tempfile  # here: it loads shutil and random, which a run that forks no report never needs
+
     try:
         spill = tempfile.TemporaryFile()  # noqa: SIM115 (closed once read back, or by _stop)
     except OSError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -108,6 +107,8 @@ def stdlib_elements_text(items: list[Any], depth: int) -> str:
 
 
 def stdlib_dumps(obj: object, *, pretty: bool = False) -> str:
+    import json  # here: a run that writes its JSON with orjson never needs it
+
     if pretty:
         text = json.dumps(obj, ensure_ascii=False, indent=2)
     else:
