@@ -247,6 +247,12 @@ class Engine:
         ledger = self._ledger
         return ledger.prepare(self._state.depth, most) if isinstance(ledger, MemoryLedger) else None
 
+    def settle(self, most: int) -> bool:
+        """Up to `most` more of the results made ahead found final (MemoryLedger.settle); False once none is
+        left, or where the ledger makes none ahead. For a run to which no reference will be added any more."""
+        ledger = self._ledger
+        return isinstance(ledger, MemoryLedger) and ledger.settle(self._state.depth, most)
+
     def known(self) -> int:
         """Targets found so far (checked or not): the progress bar's total."""
         return len(self._ledger)

@@ -59,10 +59,11 @@ class Run:
 
     async def _make_ahead(self) -> None:
         """While the run goes: the report's results made ahead as they come, a slice at a time, and what is
-        left every _AHEAD_EVERY seconds; the report then only checks each is still so. A list's run mostly
-        waits on answers: this is done in that time, not after the last answer."""
+        left every _AHEAD_EVERY seconds; once every input is read, those made are found final too, so that the
+        report takes them as they are. A list's run mostly waits on answers: this is done in that time, not
+        after the last answer."""
         while True:
-            await asyncio.sleep(0 if self._prepare() else _AHEAD_EVERY)
+            await asyncio.sleep(0 if self._prepare() or self._settle() else _AHEAD_EVERY)
 
     def _prepare(self) -> bool:
         """A slice of results made ahead, handed to make_ahead()'s sink (up to _hand_most); False once none
@@ -74,6 +75,12 @@ class Run:
             self._sink(made)
             self._handed += len(made)
         return True
+
+    def _settle(self) -> bool:
+        """A slice of the results made ahead found final (MemoryLedger.settle), once every input is read: no
+        reference is added after that, nor a depth lowered, in a run that makes them ahead (a list's). False
+        while inputs are read, and once none is left to settle."""
+        return self._engine.inputs_read() and self._engine.settle(SLICE)
 
     def known(self) -> int:
         """Targets found so far, checked or not (a progress bar's total)."""

@@ -29,7 +29,7 @@ from .forks import can_fork
 from .fragments import Anchors
 from .inputs import Input
 from .ledger import MemoryLedger
-from .run import SLICE, EventSink, Run
+from .run import EventSink, Run
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
@@ -44,6 +44,7 @@ from .shard_wire import (
     encode_found,
     encode_held,
     encode_wait,
+    load,
     result_of,
 )
 from .shard_worker import serve_forked
@@ -150,15 +151,20 @@ class ShardedRun(Run):
 
     async def _split_when_busy(self) -> None:
         """With --jobs unset: while inputs are still being read, look every _LOOK seconds at how busy this
-        process is; at _BUSY of a core or more _BUSY_LOOKS times in a row, the others take their shares."""
+        process is; at _BUSY of a core or more _BUSY_LOOKS times in a row, the others take their shares. The
+        first look that finds it less busy loads the wire's encoder (needed at the end in any case)."""
         clock, cpu = time.monotonic, time.process_time
         busy = 0
         then, used = clock(), cpu()
+        loaded = False
         while not self._engine.inputs_read() and not self._stopped:
             await asyncio.sleep(_LOOK)
             now, spent = clock(), cpu()
             busy = busy + 1 if spent - used >= _BUSY * (now - then) else 0
             then, used = now, spent
+            if not busy and not loaded:
+                load()
+                loaded = True
             if busy >= _BUSY_LOOKS and not self._engine.inputs_read():
                 await self._split()
                 return
@@ -263,9 +269,6 @@ class ShardedRun(Run):
             others.cancel()
             raise
         await others
-
-    def _settle(self) -> bool:
-        return self._state is not None and self._ledger.settle(self._state.depth, SLICE)
 
 
 

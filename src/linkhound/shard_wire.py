@@ -17,8 +17,9 @@ from .fragments import Anchors
 from .status import Status
 from .types import Result
 
-# orjson is imported where a line is made or read (~10 ms to load): a run whose other processes never join
-# (--jobs unset, a list whose answers are slow in coming) makes and reads none.
+# orjson is imported where a line is made or read (~10 ms to load), or by load() while a process waits: a run
+# whose other processes never join (--jobs unset, a list whose answers are slow in coming) sends no line before
+# its first requests, and only the end's line after its last answer.
 Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
 HELD = "k"
@@ -47,6 +48,12 @@ def anchors_record(a: Anchors | None) -> list[Any] | None:
 
 def anchors_of(f: list[Any] | None) -> Anchors | None:
     return None if f is None else Anchors(frozenset(f[0]), f[1])
+
+
+def load() -> None:
+    """Load the encoder now, at a time the process has nothing else to do, rather than at its first line (the
+    end's, right after the last answer, if the others never joined)."""
+    import orjson  # noqa: F401
 
 
 def encode(batch: list[Record]) -> bytes:

@@ -39,6 +39,7 @@ from .shard_wire import (
     decode_control,
     decode_found,
     encode,
+    load,
     result_record,
 )
 from .summary import Report, summarize
@@ -150,6 +151,7 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
                     feed=feed)
     ledger.notes = engine.notes_part
+    loop.call_later(_LOAD_AFTER, load)  # after the first process's first requests are out, before any answer
     await engine.run([])
 
 
@@ -188,6 +190,9 @@ def _quiet_signals() -> None:
 def _serve(shard: Shard, settings: Settings, read_fd: int, write_fd: int) -> None:
     with contextlib.suppress(BrokenPipeError):  # (the first process is gone)
         run(_check(shard, settings, read_fd, write_fd))
+
+
+_LOAD_AFTER = 0.02  # seconds from this process's start to loading the wire's encoder (shard_wire.load)
 
 
 if __name__ == "__main__":
