@@ -10,7 +10,6 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 from aiohttp.abc import ResolveResult
@@ -19,11 +18,8 @@ import linkhound
 from linkhound import Status
 from linkhound.aiohttp_transport import ExcludingResolver
 from linkhound.client import ClientOptions, HttpClient
-from linkhound.filters import AddressExcluded, AddressFilter, address_kind
+from linkhound.filters import AddressExcluded, AddressFilter, IPAddress, address_kind
 from server import Site, SiteFactory, html
-
-if TYPE_CHECKING:
-    from linkhound.filters import IPAddress  # (a name for type checkers: ipaddress is loaded only when needed)
 
 ENV = {**os.environ, "NO_COLOR": "1"}
 

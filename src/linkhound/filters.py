@@ -6,35 +6,24 @@ is judged by the addresses it resolves to, at connection time (the client's reso
 
 from __future__ import annotations
 
-import functools
+import ipaddress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
 
-if TYPE_CHECKING:  # (ipaddress is loaded once a filter is on: a run without one never needs it)
-    import ipaddress
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-    IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
-
-
-@functools.cache
-def _kinds() -> tuple[tuple[str, tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]], ...]:
-    """Each kind with its networks, in the order they are tested."""
-    import ipaddress
-
-    def nets(*cidrs: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
-        return tuple(ipaddress.ip_network(n) for n in cidrs)
-
-    # 0.0.0.0/8 and :: reach this machine when connected to, so they count as loopback.
-    return (("loopback", nets("127.0.0.0/8", "0.0.0.0/8", "::1/128", "::/128")),
-            ("link-local", nets("169.254.0.0/16", "fe80::/10")),
-            ("private", nets("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")))
+_PRIVATE = tuple(
+    ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7")
+)
+# 0.0.0.0/8 and :: reach this machine when connected to, so they count as loopback.
+_LOOPBACK = tuple(ipaddress.ip_network(n) for n in ("127.0.0.0/8", "0.0.0.0/8", "::1/128", "::/128"))
+_LINK_LOCAL = tuple(ipaddress.ip_network(n) for n in ("169.254.0.0/16", "fe80::/10"))
 
 
 def address_kind(ip: IPAddress) -> str | None:
     """"private", "loopback" or "link-local" for addresses of those kinds, None for the rest."""
-    if ip.version == 6 and ip.ipv4_mapped is not None:
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped  # ::ffff:127.0.0.1 is 127.0.0.1
-    for kind, nets in _kinds():
+    for kind, nets in (("loopback", _LOOPBACK), ("link-local", _LINK_LOCAL), ("private", _PRIVATE)):
         if any(ip in net for net in nets):
             return kind
     return None
@@ -42,8 +31,6 @@ def address_kind(ip: IPAddress) -> str | None:
 
 def parse_ip(host: str) -> IPAddress | None:
     """The address of a literal host ("127.0.0.1", "[::1]"), None for a name."""
-    import ipaddress
-
     try:
         return ipaddress.ip_address(host[1:-1] if host.startswith("[") and host.endswith("]") else host)
     except ValueError:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
@@ -9,7 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .exceptions import OptionError
-from .filters import AddressFilter, parse_ip
+from .filters import AddressFilter
 from .hosts import header_problem, load_host_config, parse_hosts
 from .options import CRAWLING, LINKS, LOCAL, OUTPUT, REQUESTS, coerce, option, option_fields, reference
 from .report import FORMATS
@@ -126,8 +128,6 @@ class BasicAuth:
         return cls(_compile("basic_auth", (parts[0],))[0], user, password)
 
     def header(self) -> str:
-        import base64  # here: most runs send no credentials
-
         token = base64.b64encode(f"{self.user}:{self.password}".encode()).decode("ascii")
         return f"Basic {token}"
 
@@ -443,8 +443,10 @@ def option_reference() -> str:
 
 def _is_host(text: str) -> bool:
     if text.startswith("[") and text.endswith("]"):
-        ip = parse_ip(text)
-        return ip is not None and ip.version == 6
+        try:
+            return ipaddress.ip_address(text[1:-1]).version == 6
+        except ValueError:
+            return False
     return len(text) <= 253 and _HOST.fullmatch(text) is not None
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import pickle
 import signal
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -174,6 +173,8 @@ def serve_forked(settings: Settings, shard: Shard, read_fd: int, write_fd: int) 
 
 
 def main() -> None:
+    import pickle  # here: a forked process has its settings already
+
     _quiet_signals()
     size = int.from_bytes(_read_exactly(HEADER_BYTES), "big")
     settings, index, count = pickle.loads(_read_exactly(size))
