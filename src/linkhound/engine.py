@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 # The parts of a run that only some options use (robots.txt, soft-404 probes, sitemap drift, certificates,
 # --changed-since, fixes) load when those options are on: a list of URLs asks for its first answers sooner.
 
-_SEED_BATCH = 100  # links added from an input between two chances for requests to go out
+_SEED_BATCH = 32  # links added from an input between two chances for requests to go out (and answers in)
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
 
 

@@ -94,7 +94,7 @@ class Run:
 EventSink = Callable[[Event], None]
 
 
-SLICE = 256  # targets a slice made ahead takes: well under a millisecond
+SLICE = 32  # targets a slice made ahead takes: an answer that comes meanwhile waits for one small slice at most
 _AHEAD_EVERY = 0.05  # seconds between two looks for results to make ahead, once none was left
 _AHEAD_MOST = 100_000  # results handed to the report ahead at most (json holds each one's text, ~500 bytes)
 _AHEAD_BYTES = 2 << 20  # inputs past which none is (about 60,000 URLs in a list: most could not be)
