@@ -271,7 +271,6 @@ class ShardedRun(Run):
         await others
 
 
-
 class _Pipe(Protocol):
     def write(self, data: bytes) -> object: ...
 
