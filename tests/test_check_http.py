@@ -104,6 +104,37 @@ async def test_redirect_loop_and_too_many_redirects(site: Site) -> None:
     assert "redirects" in results[site.url("/r0")].reason
 
 
+async def test_a_redirect_end_listed_below_its_redirect_is_not_requested_again(site: Site, tmp_path: Path) -> None:
+    # r{i} -> e{i}, each e listed far below (read after its redirect was followed): the answer the redirect ended
+    # at is the end's own result, references and all; one with a #fragment keeps its anchors too
+    lines = []
+    for i in range(40):
+        site.page(f"/e{i}", html(title=f"e{i}", extra='<h2 id="here">x</h2>'))
+        site.redirect(f"/r{i}", f"/e{i}")
+        lines.append(site.url(f"/r{i}" + ("#here" if i % 4 == 0 else "")))
+    site.status("/gone", 404)
+    site.redirect("/to-gone", "/gone")
+    lines.append(site.url("/to-gone"))
+    for i in range(100):  # (the queue reads 2 x 4 links ahead)
+        site.page(f"/f{i}", "ok")
+        lines.append(site.url(f"/f{i}"))
+    lines += [site.url(f"/e{i}" + ("#here" if i % 4 == 0 else "")) for i in range(40)]
+    lines += [site.url("/e1#nowhere"), site.url("/gone")]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4,
+                                   check_fragments=True)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    results = {r.url: r for r in report.results}
+    for i in range(40):
+        end = results[site.url(f"/e{i}")]
+        assert end.status is Status.OK and end.code == 200 and end.redirects == () and len(end.references) == 1
+        assert results[site.url(f"/r{i}")].redirects == (site.url(f"/e{i}"),)
+    nowhere = results[site.url("/e1#nowhere")]  # (e1's own link asked for no fragment: a GET for its anchors)
+    assert nowhere.status is Status.BROKEN and "no anchor" in nowhere.reason
+    gone = results[site.url("/gone")]
+    assert gone.status is Status.BROKEN and gone.code == 404 and gone.redirects == ()
+
+
 async def test_accept_codes(site: Site) -> None:
     site.status("/forbidden", 403)
     site.page("/index.html", html("/forbidden"))

@@ -94,7 +94,8 @@ class Engine:
             from .soft404 import SoftNotFound
 
             soft = SoftNotFound(checker, self._pool)
-        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft)
+        self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
+                                keep_ends=not s.status_rules)
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch

@@ -19,6 +19,7 @@ from .parsed_page import PARSABLE, ParsedPage
 from .soft404 import SoftNotFound, is_html
 from .status import Status
 from .types import Result
+from .urls import canonical_key
 
 if TYPE_CHECKING:
     from .cache import ResultCache
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 # (~0.2 µs each, several times per link).
 _CHECK, _BODY_PLAN, _PAGE = Plan.CHECK, Plan.BODY, Plan.PAGE
 _OK = Status.OK
+
+
+_ENDS_KEPT = 10_000  # redirect ends kept for a claim of their own (Fetcher._keep_end)
 
 
 def _BODY(ctype: str) -> bool:  # noqa: N802 - want_body: the body of any document
@@ -59,8 +63,12 @@ class Fetcher:
         known: Callable[[str], bool] | None = None,  # URLs the run checks on its own: a redirect to one reuses it
         cache: ResultCache | None = None,
         soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
+        keep_ends: bool = True,  # False where a URL's verdict depends on the URL (--accept-for): see _keep_end
     ) -> None:
         self._soft = soft
+        # the answers redirects ended at, by the end's key, for a claim of the end itself (a list that names an
+        # end below its redirect; a crawl's leaf link to it): no second request. At most _ENDS_KEPT, oldest out
+        self._ends: dict[str, Fetched] | None = {} if keep_ends and soft is None else None
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -100,6 +108,8 @@ class Fetcher:
     async def fetch(self, claim: Claim) -> Fetched:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
             return Fetched(refusal, Plan.PAGE)
+        if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
+            return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth))
         entry = None
         if self._cache is not None:
             entry = self._cache.get(claim.key)
@@ -125,8 +135,25 @@ class Fetcher:
             return fetched
         if self._soft is None:  # (_answer without a soft-404 judge: the path of nearly every link)
             result = _result(claim, outcome)
-            return self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
+            fetched = self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
+            if result.redirects and self._ends is not None:
+                self._keep_end(fetched, outcome)
+            return fetched
         return await self._answer(claim, outcome)
+
+    def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
+        """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
+        code alone, with no --accept-for rule), without the chain that led there, and its anchors but not its
+        page. A failure on the way (a loop, too many hops, a known URL reached) is not kept, nor a page whose
+        links are crawled (its end is adopted by the crawl state: never claimed again)."""
+        assert self._ends is not None
+        if outcome.response is None or outcome.same_as or (fetched.page is not None and fetched.served is _PAGE):
+            return
+        r = fetched.result
+        end = Result(r.redirects[-1], r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
+        if len(self._ends) >= _ENDS_KEPT:
+            del self._ends[next(iter(self._ends))]
+        self._ends[canonical_key(end.url)] = fetched._replace(result=end, page=None)
 
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         if self._soft is not None and outcome.same_as:
