@@ -120,6 +120,30 @@ async def test_jobs_redirect_chain_across_shards_is_reported_as_in_one_process(
     assert all(r.redirects for r in two.results if "/r" in r.url)
 
 
+async def test_jobs_a_redirect_end_listed_below_its_redirect_is_requested_once(tmp_path: Path, site: Site) -> None:
+    # r{i} -> e{i}, every e listed far below every r (read after the redirects were followed): the process that
+    # followed one has the end's answer and holds the end, whichever shard it hashes to; the other never asks
+    first = Shard(0, 2)
+    ends = [f"/e{i}" for i in range(60)]
+    mine = [e for e in ends if first.owns(canonical_key(site.url(e)))]
+    assert 0 < len(mine) < len(ends)  # ends of both shards, whichever process follows their redirect
+    lines = []
+    for i, end in enumerate(ends):
+        site.page(end, "ok")
+        site.redirect(f"/r{i}", end)
+        lines.append(site.url(f"/r{i}"))
+    for i in range(200):  # read well after the redirects were followed (the queue reads 2 x 4 ahead)
+        site.page(f"/f{i}", "ok")
+        lines.append(site.url(f"/f{i}"))
+    lines += [site.url(end) for end in ends]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    two = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2, max_concurrency=4, host_concurrency=4)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    one = await linkhound.check(str(tmp_path / "urls.txt"), jobs=1, max_concurrency=4, host_concurrency=4)
+    assert _comparable(two) == _comparable(one)
+    assert all(r.status is linkhound.Status.OK and not r.redirects for r in two.results if "/e" in r.url)
+
+
 def _settings_and_inputs(tmp_path: Path, size: int = 300_000, **options: Any) -> tuple[Settings, list[Any]]:
     urls = tmp_path / "urls.txt"
     line = "http://127.0.0.1:1/some/path/that/is/long/enough\n"

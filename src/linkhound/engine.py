@@ -68,6 +68,7 @@ class Engine:
         joined: Callable[[], Awaitable[None]] | None = None,
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
         ahead: ParseAhead | None = None,
+        kept_end: Callable[[str, int], None] | None = None,  # told each redirect end the fetcher keeps (a key)
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -95,7 +96,7 @@ class Engine:
 
             soft = SoftNotFound(checker, self._pool)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
-                                keep_ends=not s.status_rules)
+                                keep_ends=not s.status_rules, kept=kept_end)
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch

@@ -64,7 +64,9 @@ class Fetcher:
         cache: ResultCache | None = None,
         soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
         keep_ends: bool = True,  # False where a URL's verdict depends on the URL (--accept-for): see _keep_end
+        kept: Callable[[str, int], None] | None = None,  # told the key and depth of each end kept
     ) -> None:
+        self._kept = kept
         self._soft = soft
         # the answers redirects ended at, by the end's key, for a claim of the end itself (a list that names an
         # end below its redirect; a crawl's leaf link to it): no second request. At most _ENDS_KEPT, oldest out
@@ -153,7 +155,10 @@ class Fetcher:
         end = Result(r.redirects[-1], r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
         if len(self._ends) >= _ENDS_KEPT:
             del self._ends[next(iter(self._ends))]
-        self._ends[canonical_key(end.url)] = fetched._replace(result=end, page=None)
+        key = canonical_key(end.url)
+        self._ends[key] = fetched._replace(result=end, page=None)
+        if self._kept is not None:
+            self._kept(key, end.depth)
 
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         if self._soft is not None and outcome.same_as:

@@ -35,6 +35,7 @@ from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
     CHECKED,
     HEADER_BYTES,
+    KEPT,
     LINE_LIMIT,
     SAME_AS,
     STOP_LINE,
@@ -78,7 +79,7 @@ class ShardedRun(Run):
 
         pool = shard.pool(self._wait, self._pools.append, whole=self._lazy)
         engine = Engine(_part(settings, shard, whole=self._lazy), emit, None, state=state, ledger=self._ledger,
-                        pool=pool, joined=self._join)
+                        pool=pool, joined=self._join, kept_end=self._kept)
         super().__init__(engine, inputs, ahead=True)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
@@ -190,15 +191,23 @@ class ShardedRun(Run):
 
     def _forward(self, found: list[Found]) -> None:
         """Links found in the inputs, to every other process (each keeps those of its shard)."""
-        line = encode_found(found)
+        self._to_others(encode_found(found))
+
+    def _kept(self, key: str, depth: int) -> None:
+        """This process has the answer of a URL of another shard (a redirect's end): the others never fetch it."""
+        if self._state is not None and self._state.keep(key, depth):
+            self._to_others(encode_held([(key, depth)]))
+
+    def _to_others(self, line: bytes, but: ShardProcess | None = None) -> None:
+        """line to every other process (but one), or held back with the rest while they join (see _split)."""
         if self._held is not None:
             self._held.append(line)
         else:
-            self._send(line)
+            self._send(line, but)
 
-    def _send(self, line: bytes) -> None:
+    def _send(self, line: bytes, but: ShardProcess | None = None) -> None:
         for proc in self._procs:
-            if proc.stdin is not None and not proc.stdin.is_closing():
+            if proc is not but and proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.write(line)
 
     def _wait(self, host: str, until: float, sender: ShardProcess | None = None) -> None:
@@ -227,6 +236,10 @@ class ShardedRun(Run):
                     self._ledger.same_as(record[1], record[2], result_of(record[3]))
                 elif kind == WAIT:
                     self._wait(record[1], record[2], proc)
+                elif kind == KEPT:  # held by proc from now on: here, and by the others (told before any link to it)
+                    if self._state is not None:
+                        self._state.held_elsewhere([record[1:]])
+                    self._to_others(encode_held([(record[1], record[2])]), but=proc)
                 else:
                     ended = True
                     if self._state is not None:

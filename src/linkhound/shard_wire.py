@@ -22,7 +22,8 @@ from .types import Result
 # its first requests, and only the end's line after its last answer.
 Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
-HELD = "k"
+KEPT = "a"  # a record of a process that has the answer of a URL of another shard (a redirect's end): it holds it
+HELD = "k"  # what the first process tells the others: URLs held elsewhere, never to be fetched by them
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'
 LINE_LIMIT = 64 * 1024 * 1024  # one batch (a few hundred records) is far below this

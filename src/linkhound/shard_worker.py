@@ -29,6 +29,7 @@ from .shard_wire import (
     END,
     HEADER_BYTES,
     HELD,
+    KEPT,
     LINE_LIMIT,
     SAME_AS,
     STOP_LINE,
@@ -68,6 +69,12 @@ class ForwardingLedger(MemoryLedger):
     def wait(self, host: str, until: float) -> None:
         self._add([WAIT, host, until])
         self.flush()  # at once: the other processes should stop sending to host now
+
+    def kept(self, key: str, depth: int) -> None:
+        """A URL of another shard whose answer this process has (a redirect's end): it holds it from now on."""
+        if self.state is not None and self.state.keep(key, depth):
+            self._add([KEPT, key, depth])
+            self.flush()  # at once: before the first process reads it in the inputs, if it ever does
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -148,7 +155,7 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
                 pools[0].wait_until(*control[WAIT])
 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
-                    feed=feed)
+                    feed=feed, kept_end=ledger.kept)
     ledger.notes = engine.notes_part
     loop.call_later(_LOAD_AFTER, load)  # after the first process's first requests are out, before any answer
     await engine.run([])
