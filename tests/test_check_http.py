@@ -135,6 +135,33 @@ async def test_a_redirect_end_listed_below_its_redirect_is_not_requested_again(s
     assert gone.status is Status.BROKEN and gone.code == 404 and gone.redirects == ()
 
 
+async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> None:
+    # /a{i} and /b{i} both -> /e{i}, which no link names: the second redirect takes the answer the first ended at
+    lines = []
+    for i in range(20):
+        if i % 5:
+            site.page(f"/e{i}", "ok")
+        else:
+            site.status(f"/e{i}", 404)
+        site.redirect(f"/a{i}", f"/e{i}")
+        site.redirect(f"/b{i}", f"/e{i}", 302)
+        lines.append(site.url(f"/a{i}"))
+    for i in range(40):  # (the queue reads 2 x 4 links ahead)
+        site.page(f"/f{i}", "ok")
+        lines.append(site.url(f"/f{i}"))
+    lines += [site.url(f"/b{i}") for i in range(20)]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    results = by_url(report)
+    for i in range(20):
+        a, b = results[site.url(f"/a{i}")], results[site.url(f"/b{i}")]
+        assert a.redirects == b.redirects == (site.url(f"/e{i}"),)
+        assert a.redirect_codes == (301,) and b.redirect_codes == (302,)
+        assert a.status is b.status is (Status.OK if i % 5 else Status.BROKEN) and a.code == b.code
+    assert site.url("/e1") not in results  # (no link names the ends)
+
+
 async def test_accept_codes(site: Site) -> None:
     site.status("/forbidden", 403)
     site.page("/index.html", html("/forbidden"))

@@ -123,7 +123,15 @@ class Fetcher:
         want = claim.plan >= _BODY_PLAN
         method = "GET" if want or self._get_leaves or self._soft is not None else "HEAD"
         want_body = _BODY if want else is_html if self._soft is not None else _NO_BODY
-        outcome = await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
+        # a leaf's redirect stops at an end kept here too, and takes its answer (below); one asking for more
+        # than a status goes on to it (a kept end's answer may hold less than the claim needs)
+        known = self._known_or_kept if self._ends and claim.plan is _CHECK else self._known
+        outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
+        if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
+            r = end.result  # (kept for the end's own claim as well)
+            return end._replace(result=Result(claim.url, r.status, r.code, r.reason, outcome.redirects,
+                                              outcome.elapsed, claim.depth, r.content_type, (), False,
+                                              outcome.redirect_codes))
         response = outcome.response
         if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
             if entry is not None and validators and outcome.code == 304 and response is not None:
@@ -142,6 +150,12 @@ class Fetcher:
                 self._keep_end(fetched, outcome)
             return fetched
         return await self._answer(claim, outcome)
+
+    def _known_or_kept(self, url: str) -> bool:
+        """Whether the run checks url on its own (known()), or a redirect already ended there (kept here)."""
+        if self._known is not None and self._known(url):
+            return True
+        return self._ends is not None and canonical_key(url) in self._ends
 
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
