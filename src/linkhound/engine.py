@@ -68,7 +68,7 @@ class Engine:
         joined: Callable[[], Awaitable[None]] | None = None,
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
         ahead: ParseAhead | None = None,
-        kept_end: Callable[[str, int], None] | None = None,  # told each redirect end the fetcher keeps (a key)
+        kept_end: Callable[[str, int], None] | None = None,  # told the key and depth of each redirect end kept
     ) -> None:
         s = self.settings = settings
         self._emit = emit
