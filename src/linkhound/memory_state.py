@@ -80,7 +80,10 @@ class MemoryState:
                 self._queued += 1
                 self._push(r)
                 changed.append(self._claim_of(r))
-            elif f.depth < r.depth or f.crawl and not r.crawlable or f.body and not r.body or f.seed and not r.seed:
+            # (what f may add: a shorter path, a seed's mark, or flags that raise a plan; a PAGE plan is kept,
+            # and a page's fetch is all the flags could ask for)
+            elif f.depth < r.depth or f.seed and not r.seed or r.plan is not Plan.PAGE and (
+                    f.crawl and not r.crawlable or f.body and not r.body):
                 self._update(r, f, changed)
             if kids is not None:
                 kids.append(r.id)

@@ -32,7 +32,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
 from .references import RefSequence
 from .settings import Settings
-from .sqlite_state import SqliteState, insert_rows, update_ids, where_ids
+from .sqlite_state import CACHE_KIB, SqliteState, insert_rows, update_ids, where_ids
 from .status import Status
 from .summary import Report, summarize
 from .types import Event, Page, Reference, Result
@@ -98,6 +98,7 @@ _DONE = 2  # a record's progress when fetched (sqlite_state.py)
 _CACHE = 1 << 17  # targets (and sources) whose row ids are kept in memory, per generation of two
 _HAS_RESULT, _HAS_FRAGMENTS = 2, 1  # bits of a cached target entry: row id << 2 | these
 _FLAG = where_ids("UPDATE targets SET fragments = 1")
+_SORT_KIB = 2048  # the page cache while an index is made (see _make_index)
 _MOOT = -1  # a target's result failed: its fragments are not checked (see _against)
 
 Notes = tuple[set[str], list[str]]  # caps, warnings
@@ -137,7 +138,10 @@ class PersistentLedger:
         # documents an earlier session read (to be read again: see _source() and page())
         self._resumed = self._one("SELECT EXISTS (SELECT 1 FROM sources) OR EXISTS (SELECT 1 FROM pages)")[0] == 1
         for index in _RESUMING:
-            self._db.execute(index if self._resumed else f"DROP INDEX IF EXISTS {index.split()[5]}")
+            if self._resumed:
+                _make_index(self._db, index)
+            else:
+                self._db.execute(f"DROP INDEX IF EXISTS {index.split()[5]}")
         self._done_seq = int(self._one("SELECT coalesce(max(done), 0) FROM targets")[0])
         # two generations of key -> row id << 2 | _HAS_RESULT | _HAS_FRAGMENTS: an LRU's effect at a dict's cost
         self._young: dict[str, int] = {}
@@ -169,7 +173,10 @@ class PersistentLedger:
         self._saved_notes = b""
         self._emit = emit
         self._indexed = emit is not None  # (results streamed as they come: each with its references, read back)
-        self._db.execute(_INDEX if self._indexed else "DROP INDEX IF EXISTS refs_of")
+        if self._indexed:
+            _make_index(self._db, _INDEX)
+        else:
+            self._db.execute("DROP INDEX IF EXISTS refs_of")
         self._asked: dict[int, set[str]] = {}  # fragments asked for since the last write, by target
         self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
         # what a #fragment asked of a target is checked against, for targets whose result is known lately: the
@@ -730,7 +737,7 @@ class PersistentLedger:
         """References by target, from here on (made once, in one pass: see _SCHEMA's note)."""
         self._write_rows()
         if not self._indexed:
-            self._reader().execute(_INDEX)
+            _make_index(self._reader(), _INDEX)
             self._indexed = True
 
     def _write_rows(self) -> None:
@@ -876,6 +883,17 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
             shaping.append([f.name, sorted(value) if isinstance(value, frozenset) else repr(value)])
     text = orjson.dumps([shaping, [i.location for i in inputs]])
     return hashlib.sha256(text).hexdigest()
+
+
+def _make_index(db: sqlite3.Connection, create: str) -> None:
+    """Run create (a CREATE INDEX IF NOT EXISTS) with a small page cache: SQLite sorts the rows in runs the size
+    of its cache, and 2 MB runs (held in the processor's cache) sort faster than 32 MB ones, merges included
+    (2.6 million references: 1.3-1.4 s against 2.2-2.4 s, measured on a table like refs)."""
+    db.execute(f"PRAGMA cache_size = -{_SORT_KIB}")
+    try:
+        db.execute(create)
+    finally:
+        db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
 
 
 def _target_of(row: tuple[Any, ...]) -> int:
