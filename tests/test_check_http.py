@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,74 @@ async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> N
         assert a.redirect_codes == (301,) and b.redirect_codes == (302,)
         assert a.status is b.status is (Status.OK if i % 5 else Status.BROKEN) and a.code == b.code
     assert site.url("/e1") not in results  # (no link names the ends)
+
+
+async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_path: Path) -> None:
+    # Pairs of redirects claimed together, sharing a hop no link names; the shared hop answers only once the
+    # second redirect has been asked, so both are in flight at once. The second waits for the first's answer.
+    def after(path: str, first: str, answer: Callable[[], web.Response]) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            for _ in range(500):  # (5 s at most: a run that asks twice still ends)
+                if site.hits(first):
+                    break
+                await asyncio.sleep(0.01)
+            return answer()
+
+        site.handler(path, h)
+
+    lines = []
+    for i in range(6):
+        # /a -> /e and /b -> /e, the end shared (a 404 for some)
+        site.redirect(f"/a{i}", f"/e{i}")
+        site.redirect(f"/b{i}", f"/e{i}", 302)
+        after(f"/e{i}", f"/b{i}", lambda code=404 if i % 3 == 0 else 200: web.Response(status=code))
+        # /c -> /m -> /n and /d -> /m: a hop on the way shared
+        site.redirect(f"/c{i}", f"/m{i}")
+        site.redirect(f"/d{i}", f"/m{i}", 307)
+        after(f"/m{i}", f"/d{i}", lambda to=f"/n{i}": web.Response(status=308, headers={"Location": to}))
+        site.page(f"/n{i}", "ok")
+        lines += [site.url(f"/{p}{i}") for p in "abcd"]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=8, host_concurrency=8)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    results = by_url(report)
+    for i in range(6):
+        a, b = results[site.url(f"/a{i}")], results[site.url(f"/b{i}")]
+        assert a.redirects == b.redirects == (site.url(f"/e{i}"),)
+        assert a.redirect_codes == (301,) and b.redirect_codes == (302,)
+        assert a.status is b.status is (Status.BROKEN if i % 3 == 0 else Status.OK) and a.code == b.code
+        c, d = results[site.url(f"/c{i}")], results[site.url(f"/d{i}")]
+        assert c.redirects == d.redirects == (site.url(f"/m{i}"), site.url(f"/n{i}"))
+        assert c.redirect_codes == (301, 308) and d.redirect_codes == (307, 308)
+        assert c.status is d.status is Status.OK and c.code == d.code == 200
+
+
+async def test_a_redirect_waiting_for_a_shared_hop_that_failed_checks_on_its_own(site: Site,
+                                                                               tmp_path: Path) -> None:
+    # /f and /g -> /x, which no link names; /x times out for the first redirect, and answers after that: the
+    # second, waiting for it, has no answer to take and asks on its own (its verdict is its own)
+    calls = []
+
+    async def x(request: web.Request) -> web.StreamResponse:
+        calls.append(request.method)
+        if len(calls) == 1:
+            for _ in range(500):
+                if site.hits("/g"):
+                    break
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(2)
+        return web.Response(text="late", content_type="text/html")
+
+    site.redirect("/f", "/x")
+    site.redirect("/g", "/x", 302)
+    site.handler("/x", x)
+    (tmp_path / "urls.txt").write_text(f"{site.url('/f')}\n{site.url('/g')}\n")
+    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=2, timeout=1, max_retries=0)
+    results = by_url(report)
+    assert results[site.url("/f")].status is Status.TIMEOUT
+    g = results[site.url("/g")]
+    assert g.status is Status.OK and g.redirects == (site.url("/x"),) and g.redirect_codes == (302,)
+    assert site.hits("/g") == 2 and site.hits("/x") == 2  # (asked again: the first try stopped at /x)
 
 
 async def test_accept_codes(site: Site) -> None:

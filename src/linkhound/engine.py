@@ -96,7 +96,7 @@ class Engine:
 
             soft = SoftNotFound(checker, self._pool)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
-                                keep_ends=not s.status_rules, kept=kept_end)
+                                keep_ends=not s.status_rules, kept=kept_end, max_redirects=s.max_redirects)
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
@@ -65,12 +65,19 @@ class Fetcher:
         soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
         keep_ends: bool = True,  # False where a URL's verdict depends on the URL (--accept-for): see _keep_end
         kept: Callable[[str, int], None] | None = None,  # told the key and depth of each end kept
+        max_redirects: int = 10,
     ) -> None:
         self._kept = kept
+        self._max_redirects = max_redirects
         self._soft = soft
         # the answers redirects ended at, by the end's key, for a claim of the end itself (a list that names an
         # end below its redirect; a crawl's leaf link to it): no second request. At most _ENDS_KEPT, oldest out
-        self._ends: dict[str, Fetched] | None = {} if keep_ends and soft is None else None
+        # (none with a cache or a soft-404 judge: their answers go their own ways)
+        self._ends: dict[str, Fetched] | None = {} if keep_ends and soft is None and cache is None else None
+        # hops a leaf's redirect is fetching now, by key, each with its owner's outcome to come: a second redirect
+        # reaching one waits for it instead of asking again (see _joined); and each owner's hops
+        self._reaching: dict[str, asyncio.Future[Outcome | None]] = {}
+        self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -110,6 +117,8 @@ class Fetcher:
     async def fetch(self, claim: Claim) -> Fetched:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
             return Fetched(refusal, Plan.PAGE)
+        if self._reaching and (reaching := self._reaching.get(claim.key)) is not None:
+            await asyncio.shield(reaching)  # a redirect is fetching this URL now: its answer may be kept (below)
         if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
             return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth))
         entry = None
@@ -125,37 +134,76 @@ class Fetcher:
         want_body = _BODY if want else is_html if self._soft is not None else _NO_BODY
         # a leaf's redirect stops at an end kept here too, and takes its answer (below); one asking for more
         # than a status goes on to it (a kept end's answer may hold less than the claim needs)
-        known = self._known_or_kept if self._ends and claim.plan is _CHECK else self._known
-        outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
-        if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
-            r = end.result  # (kept for the end's own claim as well)
-            return end._replace(result=Result(claim.url, r.status, r.code, r.reason, outcome.redirects,
-                                              outcome.elapsed, claim.depth, r.content_type, (), False,
-                                              outcome.redirect_codes))
-        response = outcome.response
-        if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
-            if entry is not None and validators and outcome.code == 304 and response is not None:
-                self._cache.renew(claim.key, claim.url, entry, response.headers)  # unchanged: good for longer
-                result = entry.result(claim.url, claim.depth, cached=False)
-                return Fetched(dataclasses.replace(result, elapsed=outcome.elapsed), entry.serves(), None,
-                               entry.anchors)
-            fetched = await self._answer(claim, outcome)
-            self._cache.put(claim.key, fetched.result, response.headers if response is not None else None,
-                            fetched.anchors)
-            return fetched
-        if self._soft is None:  # (_answer without a soft-404 judge: the path of nearly every link)
-            result = _result(claim, outcome)
-            fetched = self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
-            if result.redirects and self._ends is not None:
-                self._keep_end(fetched, outcome)
-            return fetched
-        return await self._answer(claim, outcome)
+        # (and waits for a hop another leaf's redirect is fetching now)
+        known = self._known_or_kept if self._ends is not None and claim.plan is _CHECK else self._known
+        outcome: Outcome | None = None
+        try:  # (the hops this claim's redirect fetched are passed on to those waiting for them, however it ends)
+            outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
+            if outcome.same_as and self._reaching:
+                outcome = await self._joined(claim, outcome, method, want_body, validators)
+            if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
+                r = end.result  # (kept for the end's own claim as well)
+                return end._replace(result=Result(claim.url, r.status, r.code, r.reason, outcome.redirects,
+                                                  outcome.elapsed, claim.depth, r.content_type, (), False,
+                                                  outcome.redirect_codes))
+            response = outcome.response
+            if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
+                if entry is not None and validators and outcome.code == 304 and response is not None:
+                    self._cache.renew(claim.key, claim.url, entry, response.headers)  # unchanged: good for longer
+                    result = entry.result(claim.url, claim.depth, cached=False)
+                    return Fetched(dataclasses.replace(result, elapsed=outcome.elapsed), entry.serves(), None,
+                                   entry.anchors)
+                fetched = await self._answer(claim, outcome)
+                self._cache.put(claim.key, fetched.result, response.headers if response is not None else None,
+                                fetched.anchors)
+                return fetched
+            if self._soft is None:  # (_answer without a soft-404 judge: the path of nearly every link)
+                result = _result(claim, outcome)
+                fetched = self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result)
+                if result.redirects and self._ends is not None:
+                    self._keep_end(fetched, outcome)
+                return fetched
+            return await self._answer(claim, outcome)
+        finally:
+            if self._reached_by:
+                self._release(outcome)
 
     def _known_or_kept(self, url: str) -> bool:
-        """Whether the run checks url on its own (known()), or a redirect already ended there (kept here)."""
+        """Whether the run checks url on its own (known()), a redirect already ended there (kept here), or another
+        leaf's redirect is fetching it now (then waited for: _joined). If none, the calling task's redirect is
+        about to fetch it: others reaching it wait for that."""
         if self._known is not None and self._known(url):
             return True
-        return self._ends is not None and canonical_key(url) in self._ends
+        key = canonical_key(url)
+        if self._ends is not None and key in self._ends:
+            return True
+        if key in self._reaching:  # (not by a redirect that fetched hops of its own: two might wait for each other)
+            return asyncio.current_task() not in self._reached_by
+        self._reaching[key] = asyncio.get_running_loop().create_future()
+        self._reached_by.setdefault(asyncio.current_task(), []).append(key)
+        return False
+
+    def _release(self, outcome: Outcome | None) -> None:
+        """The hops the calling task's redirect fetched: those waiting for them get its outcome (None: it failed
+        before it had one)."""
+        for key in self._reached_by.pop(asyncio.current_task(), ()):
+            self._reaching.pop(key).set_result(outcome)
+
+    async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
+                      validators: dict[str, str] | None) -> Outcome:
+        """A redirect that stopped at a hop another leaf's redirect is fetching: from there on, the way is that
+        redirect's (its chain from the hop on, and where it ended: an answer kept here, or a URL checked on its
+        own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
+        joined would loop or be too long), this claim is checked again on its own."""
+        reaching = self._reaching.get(key := canonical_key(outcome.same_as))
+        if reaching is None or asyncio.current_task() in self._reached_by:
+            return outcome
+        theirs = await asyncio.shield(reaching)
+        joined = None if theirs is None else _joined(outcome, theirs, key)
+        if joined is None or len(joined.redirects) > self._max_redirects or \
+                len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
+            return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
+        return joined
 
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
@@ -229,6 +277,22 @@ class Fetcher:
     def warnings(self) -> list[str]:
         robots = self._robots.warnings() if self._robots is not None else []
         return robots + (self._soft.notes() if self._soft is not None else [])
+
+
+def _joined(ours: Outcome, theirs: Outcome, key: str) -> Outcome | None:
+    """Our redirect's outcome, which stopped at the hop of key, joined to theirs, which went on from there: a
+    stop at a URL checked on its own, or an answer (kept as its end's, if it was one: _keep_end). None if theirs
+    has neither (a failure on the way)."""
+    if not theirs.same_as and theirs.response is None:
+        return None
+    hops = [canonical_key(url) for url in theirs.redirects]
+    if key not in hops:
+        return None
+    at = hops.index(key) + 1
+    redirects = ours.redirects + theirs.redirects[at:]
+    end = theirs.same_as or theirs.redirects[-1]
+    codes = ours.redirect_codes + theirs.redirect_codes[at:]
+    return Outcome(_OK, None, "", redirects, ours.elapsed, None, end, codes)
 
 
 def _result(claim: Claim, outcome: Outcome) -> Result:
