@@ -77,6 +77,35 @@ async def test_a_key_the_cache_forgot_is_found_in_the_file_not_added_again(opene
                              [("http://h.test/f", 1, Plan.PAGE)]]  # (three pages granted: /b and /g are not)
 
 
+@pytest.mark.parametrize("cache_size", [None, 1, 4])
+async def test_claims_come_in_queue_order_whatever_is_in_flight_or_queued_ahead(opener: Opener,
+                                                                              cache_size: int | None) -> None:
+    # A claim writes nothing to its row: the queue is read on from where it was read up to, past rows of
+    # records in flight, and a record queued ahead of that place is listed. The order is MemoryState's.
+    async def steps(state: CrawlState) -> list[str]:
+        order: list[str] = []
+        await state.add([found(f"/a{i}", depth=3) for i in range(5)])
+        first = [await take(state) for _ in range(5)]  # the host's queue empty, its records in flight
+        await state.add([found(f"/o{i}", host="o.test") for i in range(10)])  # (a small cache forgets those 5)
+        await state.add([found(f"/b{i}", depth=3) for i in range(3)])  # read from the start: past those 5
+        order += [(await take(state)).url for _ in range(3)]
+        await state.add([found(f"/c{i}", depth=5) for i in range(30)])
+        order.append((await take(state)).url)  # (a batch read: the place read up to is within /c)
+        await state.add([found(f"/d{i}", depth=1) for i in range(70)])  # ahead of it: more than a list holds
+        await state.add([found("/c29", depth=2)])  # moved ahead
+        for claim in first:
+            await state.done(claim, claim.plan)
+        order += [c.url for c in await drain(state)]
+        return order
+
+    expected = await steps(MemoryState())
+    got = await steps(opener(cache_size=cache_size))
+    assert got == expected
+    assert len(got) == len(set(got)) == 3 + 30 + 70
+    assert got[:4] == ["http://h.test/b0", "http://h.test/b1", "http://h.test/b2", "http://h.test/c0"]
+    assert got[4:74] == [f"http://h.test/d{i}" for i in range(70)] and got[74] == "http://h.test/c29"
+
+
 # -- resuming --------------------------------------------------------------------------------------------
 
 

@@ -68,8 +68,11 @@ _SAVE = ("UPDATE records SET depth = ?, plan = ?, served = ?, progress = ?, craw
          " seq = ? WHERE id = ?")
 _SAVE_UNSERVED = _SAVE.replace("served = ?", "served = NULL")
 _ADOPT = f"INSERT INTO {_NEW} VALUES (?, ?, ?, ?, 2, 2, 2, ?, ?, ?, 1, 0)"  # fetched already, as a page
-# The next records of a host's queue, read a few at a time (see SqliteState._next)
+# The next records of a host's queue, read a few at a time (see SqliteState._next): from its start, or after
+# the place read up to (what came before that is listed, claimed, or gone from the queue)
 _NEXT = f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 ORDER BY depth, seq LIMIT {_BATCH}"
+_NEXT_AFTER = (f"SELECT {_COLUMNS} FROM records WHERE host = ? AND progress = 0 AND (depth, seq) > (?, ?)"
+               f" ORDER BY depth, seq LIMIT {_BATCH}")
 
 
 class _Rec:
@@ -113,21 +116,24 @@ class SqliteState:
         self._edges: list[tuple[int, bytearray]] = []  # rows of edges not yet written (read back rarely)
         self._closed = False
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
-        # once per page. The file stays the only truth: every change is written (a claim's mark a little later,
-        # see _claimed), the cache only saves reads. Two generations of 40,000 (about 12 MB each): at 10,000, a
+        # once per page. The file stays the only truth: every change is written (but a claim's: see
+        # _claimed), the cache only saves reads. Two generations of 40,000 (about 12 MB each): at 10,000, a
         # 100k-page crawl read 32,000 more records back and tried 32,000 more inserts of keys it had (-7.5%
         # statements, 17-19 MB more peak RSS).
         self._cache_size = cache_size
         self._young: dict[str, _Rec] = {}
         self._old: dict[str, _Rec] = {}
-        # The first queued records of some hosts, as (depth, seq, key) in claim order: every queued record of
-        # the host not listed comes after the last one listed. Read a batch at a time, so most claims need no
-        # SELECT; a record queued ahead of the last is put in its place; one that moved or left the queue
-        # since it was listed is passed over when its turn comes (checked against its record).
+        # The first queued records of some hosts, as (depth, seq, key) in claim order, and the place in the
+        # host's queue read up to: every queued record of the host before that place is listed (a record
+        # queued there later is put in its place), and those after it are read when the list runs out. Read a
+        # batch at a time, so most claims need no SELECT; a record that moved or left the queue since it was
+        # listed is passed over when its turn comes (checked against its record), as is one read while in
+        # flight (its row doesn't say so: below).
         self._next: dict[str, list[tuple[int, int, str]]] = {}
-        # Records claimed whose rows don't say so yet: written a hundred a statement before the queue is read
-        # again, and with the commit; most are done first, and done() writes their whole row anyway. Held here
-        # until written, whatever the cache forgets.
+        self._read_to: dict[str, tuple[int, int]] = {}  # (of hosts with queued records only)
+        # Records claimed, in flight, whose rows don't say so: a claim writes nothing (done() writes the whole
+        # row, and most claims are done within the commit that made them; a kill requeues what was in flight
+        # anyway). Held here until their rows are written, whatever the cache forgets.
         self._claimed: dict[str, _Rec] = {}
         try:
             self._resume()
@@ -249,15 +255,16 @@ class SqliteState:
         listed = self._next.get(host)
         while True:
             if not listed:
-                if self._claimed:
-                    self._write_claims()
+                after = self._read_to.get(host)
+                rows = self._sql(_NEXT, (host,)) if after is None else self._sql(_NEXT_AFTER, (host, *after))
                 listed = self._next[host] = []
-                for row in self._sql(_NEXT, (host,)).fetchall():
+                for row in rows.fetchall():
                     key = row[1]
-                    if key not in self._young and key not in self._old:
+                    if key not in self._young and key not in self._old and key not in self._claimed:
                         self._keep(_Rec(row))  # (read now: its claim reads it from the cache)
                     listed.append((row[4], row[12], key))
                 assert listed, host
+                self._read_to[host] = listed[-1][:2]
             depth, seq, key = listed.pop(0)
             if not listed:
                 del self._next[host]  # (no list of a host kept empty: hosts may be many)
@@ -265,17 +272,16 @@ class SqliteState:
             if r is not None and r.progress == _QUEUED and r.depth == depth and r.seq == seq:
                 return r
 
-    def _write_claims(self) -> None:
-        update_ids(self._sql, _MARK_CLAIMED, [r.id for r in self._claimed.values()])
-        self._claimed.clear()
-
     def _listed(self, r: _Rec) -> None:
-        """r is queued at a new place (a new seq): listed if its host's next claims are known and it is one."""
-        listed = self._next.get(r.host)
-        if listed and (r.depth, r.seq) < listed[-1][:2]:
+        """r is queued at a new place (a new seq): listed if that is before the place its host's queue was read
+        up to."""
+        after = self._read_to.get(r.host)
+        if after is not None and (r.depth, r.seq) < after:
+            listed = self._next.setdefault(r.host, [])
             bisect.insort(listed, (r.depth, r.seq, r.key))
             if len(listed) > _NEXT_MAX:
                 listed.pop()
+                self._read_to[r.host] = listed[-1][:2]  # (the last one is read again when its turn comes)
 
     async def done(self, claim: Claim, served: Plan) -> None:
         self._begin()
@@ -325,8 +331,6 @@ class SqliteState:
             self._timer = None
         if self._db.in_transaction:
             self._write_edges()
-            if self._claimed:
-                self._write_claims()
             for write in self._before_commit:
                 write()
             self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -483,6 +487,8 @@ class SqliteState:
             self._per_host[host] = n
         else:
             del self._per_host[host]
+            self._next.pop(host, None)  # (passed over, all of them)
+            self._read_to.pop(host, None)  # (read from the start when it has some again)
         self._queued -= 1
 
     def _next_seq(self) -> int:
@@ -512,8 +518,8 @@ class SqliteState:
         self._keep(r)
 
     def _keep(self, r: _Rec) -> None:
-        """Hold r in the cache of recently used records (written through: the file has what it has, but for the
-        marks of claims in _claimed)."""
+        """Hold r in the cache of recently used records (written through: the file has what it has, but for
+        the claims in _claimed)."""
         young = self._young
         if len(young) >= self._cache_size and r.key not in young:
             self._old, self._young = young, {}  # two generations: an LRU's effect at a dict's cost
@@ -571,7 +577,6 @@ def update_ids(execute: Callable[[str, list[int]], object], statement: str, ids:
 
 _ROWS = 100  # rows an insert_rows statement, at most
 _IDS = 100  # ids an update_ids statement
-_MARK_CLAIMED = where_ids("UPDATE records SET progress = 1")  # claimed records in flight (SqliteState._claimed)
 _VALUES = 999  # values a statement may bind in every SQLite (32,766 from 3.32 on)
 
 
