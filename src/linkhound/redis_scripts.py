@@ -190,7 +190,8 @@ for _, f in ipairs(cjson.decode(ARGV[6])) do
     n.queued = n.queued + 1
     push(r)
     changed[#changed + 1] = claim_of(r)
-  elseif depth < r.depth or crawl > r.crawl or body > r.body or seed > r.seed then
+  -- (as in MemoryState: a PAGE record's flags change nothing, so they are not saved)
+  elseif depth < r.depth or seed > r.seed or r.plan ~= PAGE and (crawl > r.crawl or body > r.body) then
     update(r, depth, crawl, body, seed, changed)
   end
   if page then kids[#kids + 1] = key end
