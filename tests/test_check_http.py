@@ -20,6 +20,27 @@ def by_url(report: linkhound.Report) -> dict[str, linkhound.Result]:
     return {r.url: r for r in report.results}
 
 
+def assert_asked_once(site: Site) -> None:
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+
+
+def assert_aliases_of_one_end(site: Site, results: dict[str, linkhound.Result], a: str, b: str, end: str,
+                              ok: bool) -> None:
+    """a (a 301) and b (a 302) redirect to end, which answers for both."""
+    ra, rb = results[site.url(a)], results[site.url(b)]
+    assert ra.redirects == rb.redirects == (site.url(end),)
+    assert ra.redirect_codes == (301,) and rb.redirect_codes == (302,)
+    assert ra.status is rb.status is (Status.OK if ok else Status.BROKEN) and ra.code == rb.code
+
+
+async def until_asked(site: Site, path: str) -> None:
+    """Wait until the server has seen path (5 s at most: a run that never asks it still ends)."""
+    for _ in range(500):
+        if site.hits(path):
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_statuses_and_one_request_per_unique_url(site: Site) -> None:
     site.page("/ok", "fine")
     site.status("/missing", 404)
@@ -124,7 +145,7 @@ async def test_a_redirect_end_listed_below_its_redirect_is_not_requested_again(s
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4,
                                    check_fragments=True)
-    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    assert_asked_once(site)
     results = {r.url: r for r in report.results}
     for i in range(40):
         end = results[site.url(f"/e{i}")]
@@ -153,13 +174,10 @@ async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> N
     lines += [site.url(f"/b{i}") for i in range(20)]
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4)
-    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    assert_asked_once(site)
     results = by_url(report)
     for i in range(20):
-        a, b = results[site.url(f"/a{i}")], results[site.url(f"/b{i}")]
-        assert a.redirects == b.redirects == (site.url(f"/e{i}"),)
-        assert a.redirect_codes == (301,) and b.redirect_codes == (302,)
-        assert a.status is b.status is (Status.OK if i % 5 else Status.BROKEN) and a.code == b.code
+        assert_aliases_of_one_end(site, results, f"/a{i}", f"/b{i}", f"/e{i}", ok=i % 5 != 0)
     assert site.url("/e1") not in results  # (no link names the ends)
 
 
@@ -168,10 +186,7 @@ async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_p
     # second redirect has been asked, so both are in flight at once. The second waits for the first's answer.
     def after(path: str, first: str, answer: Callable[[], web.Response]) -> None:
         async def h(request: web.Request) -> web.StreamResponse:
-            for _ in range(500):  # (5 s at most: a run that asks twice still ends)
-                if site.hits(first):
-                    break
-                await asyncio.sleep(0.01)
+            await until_asked(site, first)
             return answer()
 
         site.handler(path, h)
@@ -190,13 +205,10 @@ async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_p
         lines += [site.url(f"/{p}{i}") for p in "abcd"]
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=8, host_concurrency=8)
-    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    assert_asked_once(site)
     results = by_url(report)
     for i in range(6):
-        a, b = results[site.url(f"/a{i}")], results[site.url(f"/b{i}")]
-        assert a.redirects == b.redirects == (site.url(f"/e{i}"),)
-        assert a.redirect_codes == (301,) and b.redirect_codes == (302,)
-        assert a.status is b.status is (Status.BROKEN if i % 3 == 0 else Status.OK) and a.code == b.code
+        assert_aliases_of_one_end(site, results, f"/a{i}", f"/b{i}", f"/e{i}", ok=i % 3 != 0)
         c, d = results[site.url(f"/c{i}")], results[site.url(f"/d{i}")]
         assert c.redirects == d.redirects == (site.url(f"/m{i}"), site.url(f"/n{i}"))
         assert c.redirect_codes == (301, 308) and d.redirect_codes == (307, 308)
@@ -212,10 +224,7 @@ async def test_a_redirect_waiting_for_a_shared_hop_that_failed_checks_on_its_own
     async def x(request: web.Request) -> web.StreamResponse:
         calls.append(request.method)
         if len(calls) == 1:
-            for _ in range(500):
-                if site.hits("/g"):
-                    break
-                await asyncio.sleep(0.01)
+            await until_asked(site, "/g")
             await asyncio.sleep(2)
         return web.Response(text="late", content_type="text/html")
 

@@ -75,7 +75,8 @@ class Fetcher:
         # (none with a cache or a soft-404 judge: their answers go their own ways)
         self._ends: dict[str, Fetched] | None = {} if keep_ends and soft is None and cache is None else None
         # hops a leaf's redirect is fetching now, by key, each with its owner's outcome to come: a second redirect
-        # reaching one waits for it instead of asking again (see _joined); and each owner's hops
+        # reaching one waits for it instead of asking again (see _joined); and each owner's hops, by the task of
+        # its fetch() (the client follows redirects in its caller's task, where known() is called)
         self._reaching: dict[str, asyncio.Future[Outcome | None]] = {}
         self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
         self._known = known
