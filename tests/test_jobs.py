@@ -144,6 +144,34 @@ async def test_jobs_a_redirect_end_listed_below_its_redirect_is_requested_once(t
     assert all(r.status is linkhound.Status.OK and not r.redirects for r in two.results if "/e" in r.url)
 
 
+async def test_jobs_redirects_in_two_processes_to_one_end_take_its_answer_once(tmp_path: Path, site: Site) -> None:
+    # r{i} -> e{i} and q{i} -> e{i}, no end listed, each q read well after its r was followed: whichever process
+    # follows r keeps e's answer and tells the others, so the q that reaches e in another process takes it (no
+    # second request), and never waits for a result of e that no process would check (a false "redirect loop")
+    first = Shard(0, 2)
+    pairs = [(f"/r{i}", f"/q{i}") for i in range(60)]
+    split = [r for r, q in pairs if first.owns(canonical_key(site.url(r))) != first.owns(canonical_key(site.url(q)))]
+    assert 0 < len(split) < len(pairs)  # pairs whose two redirects are followed by two processes, and others
+    lines = []
+    for i, (r, q) in enumerate(pairs):
+        site.page(f"/e{i}", "ok")
+        site.redirect(r, f"/e{i}")
+        site.redirect(q, f"/e{i}", 302)
+        lines.append(site.url(r))
+    for i in range(200):  # read well after the first redirects were followed (the queue reads 2 x 4 ahead)
+        site.page(f"/f{i}", "ok")
+        lines.append(site.url(f"/f{i}"))
+    lines += [site.url(q) for r, q in pairs]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    options: dict[str, Any] = dict(max_concurrency=4, host_concurrency=4)
+    two = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2, **options)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    assert len(site.counts()) == 3 * len(pairs) + 200
+    one = await linkhound.check(str(tmp_path / "urls.txt"), jobs=1, **options)
+    assert _comparable(two) == _comparable(one)
+    assert all(r.status is linkhound.Status.OK and r.redirects for r in two.results if "/f" not in r.url)
+
+
 def _settings_and_inputs(tmp_path: Path, size: int = 300_000, **options: Any) -> tuple[Settings, list[Any]]:
     urls = tmp_path / "urls.txt"
     line = "http://127.0.0.1:1/some/path/that/is/long/enough\n"
@@ -353,11 +381,18 @@ def _auto_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _slow_list(
-    tmp_path: Path, sites: list[Site], count: int, seconds: float, first: float = 0.0, slow_on: int = 0
+    tmp_path: Path, sites: list[Site], count: int, seconds: float, first: float = 0.0, slow_on: int = 0,
+    pairs: int = 0,
 ) -> list[str]:
     """count URLs on each site, answered after `seconds` (on the first slow_on sites, the first four after
-    `first`)."""
+    `first`); and `pairs` pairs of redirects on the last site to one end each, never listed: the first of each
+    pair at the top of the list, the second at the bottom."""
     lines = []
+    for j in range(pairs):
+        sites[-1].page(f"/u{j}", "ok")
+        sites[-1].redirect(f"/t{j}", f"/u{j}")
+        sites[-1].redirect(f"/v{j}", f"/u{j}")
+        lines.append(sites[-1].url(f"/t{j}"))
     for i in range(count):
         for n, site in enumerate(sites):
             site.slow(f"/s{i}", first if n < slow_on and i < 4 else seconds)
@@ -366,6 +401,7 @@ def _slow_list(
     for i in range(10):
         sites[0].redirect(f"/r{i}", f"/s{i}")
         lines.append(sites[0].url(f"/r{i}"))
+    lines += [sites[-1].url(f"/v{j}") for j in range(pairs)]
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(lines) + "\n")
     return [str(urls)]
@@ -403,8 +439,10 @@ async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_li
     monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
     a, b, c = await make_site("127.0.0.1"), await make_site("127.0.0.2"), await make_site("127.0.0.3")
     # when the other joins (the list is still being read), a and b have as many requests in flight as their
-    # whole limit, while c's quick answers keep the reading going (and so links for the other process coming)
-    inputs = _slow_list(tmp_path, [a, b, c], 1000, 0.0, first=0.5, slow_on=2)
+    # whole limit, while c's quick answers keep the reading going (and so links for the other process coming).
+    # The first process alone follows the redirects at the top (on c), and the other process reaches their ends
+    # from redirects at the bottom: it takes the answers kept (told when it joins), no request, no false loop
+    inputs = _slow_list(tmp_path, [a, b, c], 1000, 0.0, first=0.5, slow_on=2, pairs=40)
     options = dict(host_concurrency=4, max_concurrency=24)
     run = linkhound.start(inputs, **options)
     assert isinstance(run, ShardedRun)
@@ -418,4 +456,4 @@ async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_li
         site.peak = 0
     one = await linkhound.check(inputs, jobs=1, **options)
     assert _comparable(two) == _comparable(one)
-    assert two.summary.total == 3010
+    assert two.summary.total == 3090

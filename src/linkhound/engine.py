@@ -68,7 +68,7 @@ class Engine:
         joined: Callable[[], Awaitable[None]] | None = None,
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
         ahead: ParseAhead | None = None,
-        kept_end: Callable[[str, int], None] | None = None,  # told the key and depth of each redirect end kept
+        kept_end: Callable[[str, Fetched], None] | None = None,  # told each redirect end kept, by its key
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -230,6 +230,13 @@ class Engine:
 
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()
+
+    def learn_end(self, key: str, end: Fetched) -> None:
+        """A redirect end's answer another process of the run kept (--jobs): no second request of it here."""
+        self._fetcher.learn(key, end)
+
+    def kept_ends(self) -> list[tuple[str, Fetched]]:
+        return self._fetcher.kept_ends()
 
     def resize(self, most: int) -> None:
         """At most `most` requests at once from now on (the others of a run joining it); those past it end."""

@@ -64,7 +64,7 @@ class Fetcher:
         cache: ResultCache | None = None,
         soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
         keep_ends: bool = True,  # False where a URL's verdict depends on the URL (--accept-for): see _keep_end
-        kept: Callable[[str, int], None] | None = None,  # told the key and depth of each end kept
+        kept: Callable[[str, Fetched], None] | None = None,  # told each end kept, by its key (--jobs: to the others)
         max_redirects: int = 10,
     ) -> None:
         self._kept = kept
@@ -216,12 +216,27 @@ class Fetcher:
             return
         r = fetched.result
         end = Result(r.redirects[-1], r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
+        key = canonical_key(end.url)
+        kept = fetched._replace(result=end, page=None)
+        self._put_end(key, kept)
+        if self._kept is not None:
+            self._kept(key, kept)
+
+    def learn(self, key: str, end: Fetched) -> None:
+        """A redirect end's answer kept by another process of the run (--jobs): kept here as if this one had
+        followed the redirect, for a claim of the end and for a redirect here that reaches it."""
+        if self._ends is not None and key not in self._ends:
+            self._put_end(key, end)
+
+    def _put_end(self, key: str, end: Fetched) -> None:
+        assert self._ends is not None
         if len(self._ends) >= _ENDS_KEPT:
             del self._ends[next(iter(self._ends))]
-        key = canonical_key(end.url)
-        self._ends[key] = fetched._replace(result=end, page=None)
-        if self._kept is not None:
-            self._kept(key, end.depth)
+        self._ends[key] = end
+
+    def kept_ends(self) -> list[tuple[str, Fetched]]:
+        """The redirect ends kept here, by key (told to the others of a --jobs run when they join)."""
+        return list(self._ends.items()) if self._ends is not None else []
 
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         if self._soft is not None and outcome.same_as:

@@ -185,7 +185,6 @@ class ShardState(MemoryState):
         self._shard = shard
         self._forward = forward
         self._elsewhere: dict[str, int] = {}  # key -> depth, for URLs another process checks
-        self._kept: dict[str, int] = {}  # key -> depth, for URLs of other shards whose answer this process has
         # whether URLs go by shard: False in the first process of a run whose others join once it is busy
         # (--jobs unset): until then it keeps (and forwards) nothing but its own
         self.split = split
@@ -207,13 +206,13 @@ class ShardState(MemoryState):
     ) -> list[Claim]:
         if not self.split:
             return await super().add(found, parent, hop, known)
-        owns, elsewhere, here, kept, mine = self._shard.owns, self._elsewhere, self._records, self._kept, []
+        owns, elsewhere, here, mine = self._shard.owns, self._elsewhere, self._records, []
         if self._forward is not None:
             found = list(found)
             if found:
                 self._forward(found)
         for f in found:  # its shard's, but a URL another process took before the split; and whatever it holds
-            if f.key in here or (f.key not in elsewhere and (owns(f.key) or f.key in kept)):
+            if f.key in here or (f.key not in elsewhere and owns(f.key)):
                 mine.append(f)
             else:
                 depth = elsewhere.get(f.key)
@@ -223,22 +222,13 @@ class ShardState(MemoryState):
 
     def held(self) -> list[tuple[str, int]]:
         """The key and depth of every URL this process holds (told to the others when they join)."""
-        return [*((key, r.depth) for key, r in self._records.items()), *self._kept.items()]
-
-    def keep(self, key: str, depth: int) -> bool:
-        """A URL whose answer this process has (a redirect's end, Fetcher._keep_end), to be checked here if it
-        is listed or linked later, whatever its shard. True if the others must be told (it is of another shard)."""
-        if key in self._records or key in self._elsewhere or self._shard.owns(key):
-            return False
-        self._kept[key] = depth
-        return self.split
+        return [(key, r.depth) for key, r in self._records.items()]
 
     def held_elsewhere(self, held: Iterable[Sequence[Any]]) -> None:
-        """URLs another process holds (its key, depth pairs): never fetched here, whatever their shard (but those
-        held here: a line for every process may name them)."""
-        elsewhere, here, kept = self._elsewhere, self._records, self._kept
+        """URLs another process holds (its key, depth pairs): never fetched here, whatever their shard."""
+        elsewhere, here = self._elsewhere, self._records
         for key, depth in held:
-            if key not in here and key not in kept and (key not in elsewhere or depth < elsewhere[key]):
+            if key not in here and (key not in elsewhere or depth < elsewhere[key]):
                 elsewhere[key] = depth
 
     async def adopt(self, found: Found, parent: str | None = None) -> bool:

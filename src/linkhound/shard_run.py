@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from .crawl_state import Found, Limits
 from .engine import Engine
 from .exceptions import LinkhoundError
+from .fetcher import Fetched
 from .forks import can_fork
 from .fragments import Anchors
 from .inputs import Input
@@ -42,9 +43,12 @@ from .shard_wire import (
     WAIT,
     anchors_of,
     decode,
+    encode_ends,
     encode_found,
     encode_held,
     encode_wait,
+    end_of,
+    end_record,
     load,
     result_of,
 )
@@ -172,12 +176,14 @@ class ShardedRun(Run):
 
     async def _split(self) -> None:
         """The others join: from now on the links read go by shard (the URLs held here stay here: the others are
-        told them first), and this process keeps only its part of each limit. Nothing goes to the others until
-        the requests past that part have ended, so that together they never go past a limit."""
+        told them first, with the redirect ends' answers kept here), and this process keeps only its part of
+        each limit. Nothing goes to the others until the requests past that part have ended, so that together
+        they never go past a limit."""
         state, pool, shard = self._state, self._pools[0] if self._pools else None, Shard(0, self._count)
         if state is None or pool is None or not pool.divisible(shard):
             return
-        self._held = [encode_held(state.held())]
+        ends = [end_record(key, end) for key, end in self._engine.kept_ends()]
+        self._held = [encode_held(state.held()), *([encode_ends(ends)] if ends else [])]
         state.split = True
         pool.divide(shard)
         self._engine.resize(shard.part(self._settings.max_concurrency))
@@ -193,10 +199,10 @@ class ShardedRun(Run):
         """Links found in the inputs, to every other process (each keeps those of its shard)."""
         self._to_others(encode_found(found))
 
-    def _kept(self, key: str, depth: int) -> None:
-        """This process has the answer of a URL of another shard (a redirect's end): the others never fetch it."""
-        if self._state is not None and self._state.keep(key, depth):
-            self._to_others(encode_held([(key, depth)]))
+    def _kept(self, key: str, end: Fetched) -> None:
+        """A redirect end's answer kept here: the others keep it too (told when they join, if they haven't yet)."""
+        if self._state is not None and self._state.split:
+            self._to_others(encode_ends([end_record(key, end)]))
 
     def _to_others(self, line: bytes, but: ShardProcess | None = None) -> None:
         """line to every other process (but one), or held back with the rest while they join (see _split)."""
@@ -236,10 +242,9 @@ class ShardedRun(Run):
                     self._ledger.same_as(record[1], record[2], result_of(record[3]))
                 elif kind == WAIT:
                     self._wait(record[1], record[2], proc)
-                elif kind == KEPT:  # held by proc from now on: here, and by the others (told before any link to it)
-                    if self._state is not None:
-                        self._state.held_elsewhere([record[1:]])
-                    self._to_others(encode_held([(record[1], record[2])]), but=proc)
+                elif kind == KEPT:  # a redirect end's answer proc kept: kept here and by the others too
+                    self._engine.learn_end(*end_of(record[1:]))
+                    self._to_others(encode_ends([record[1:]]), but=proc)
                 else:
                     ended = True
                     if self._state is not None:

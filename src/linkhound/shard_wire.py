@@ -3,16 +3,21 @@
 To a shard's process (stdin): its settings, pickled behind their length, then each batch of links found, as
 Found arrays (it keeps those of its shard); {"k": [[key, depth], ...]}: URLs the first process holds (told when
 the others join a run it began alone: never fetched by another, whatever their shard); {"w": [host, until]}:
-a host asked another process to wait until then (time.time()); {"stop": 1}: take no new work. Back (stdout):
-batches of records, ["c", key, result, anchors] (key checked), ["s", key, end, result] (key redirects to end,
-checked on its own: end's result is key's), ["w", host, until] (a host asked this process to wait), and last
-["e", refetched, notes] (the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
+a host asked another process to wait until then (time.time()); {"a": [[key, result, served, anchors, final,
+nofollow], ...]}: redirect ends' answers another process kept (keep them too: no second request of an end);
+{"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key checked),
+["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), ["w", host, until]
+(a host asked this process to wait), ["a", key, result, served, anchors, final, nofollow] (a redirect end's
+answer this process kept: the first process keeps it and tells the others), and last ["e", refetched, notes]
+(the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from .crawl_state import Found
+from .crawl_state import Found, Plan
+from .fetcher import Fetched
 from .fragments import Anchors
 from .status import Status
 from .types import Result
@@ -22,7 +27,7 @@ from .types import Result
 # its first requests, and only the end's line after its last answer.
 Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
-KEPT = "a"  # a record of a process that has the answer of a URL of another shard (a redirect's end): it holds it
+KEPT = "a"  # a redirect end's answer a process kept (a record to the first process; a line it relays to the rest)
 HELD = "k"  # what the first process tells the others: URLs held elsewhere, never to be fetched by them
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'
@@ -49,6 +54,16 @@ def anchors_record(a: Anchors | None) -> list[Any] | None:
 
 def anchors_of(f: list[Any] | None) -> Anchors | None:
     return None if f is None else Anchors(frozenset(f[0]), f[1])
+
+
+def end_record(key: str, end: Fetched) -> list[Any]:
+    """A redirect end's answer as one process kept it (Fetcher._keep_end), for the others to keep as well."""
+    return [key, result_record(end.result), end.served.value, anchors_record(end.anchors), end.final, end.nofollow]
+
+
+def end_of(f: Sequence[Any]) -> tuple[str, Fetched]:
+    key, result, served, anchors, final, nofollow = f
+    return key, Fetched(result_of(result), Plan(served), None, anchors_of(anchors), final, nofollow)
 
 
 def load() -> None:
@@ -89,9 +104,14 @@ def encode_held(held: list[tuple[str, int]]) -> bytes:
     return orjson.dumps({HELD: held}) + b"\n"
 
 
+def encode_ends(ends: list[list[Any]]) -> bytes:
+    import orjson
+    return orjson.dumps({KEPT: ends}) + b"\n"
+
+
 def decode_control(line: bytes) -> dict[str, Any] | None:
-    """A wait line ({"w": [host, until]}) or a held line ({"k": [[key, depth], ...]}); None for a line of
-    links (or the stop line)."""
+    """A wait line ({"w": [host, until]}), a held line ({"k": [[key, depth], ...]}) or a line of redirect ends
+    kept elsewhere ({"a": [end_record, ...]}); None for a line of links (or the stop line)."""
     import orjson
     if not line.startswith(b"{") or line == STOP_LINE:
         return None

@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from .crawl_state import Found, Limits
 from .engine import Engine
+from .fetcher import Fetched
 from .fragments import Anchors
 from .ledger import MemoryLedger
 from .loop import run
@@ -39,6 +40,8 @@ from .shard_wire import (
     decode_control,
     decode_found,
     encode,
+    end_of,
+    end_record,
     load,
     result_record,
 )
@@ -70,11 +73,10 @@ class ForwardingLedger(MemoryLedger):
         self._add([WAIT, host, until])
         self.flush()  # at once: the other processes should stop sending to host now
 
-    def kept(self, key: str, depth: int) -> None:
-        """A URL of another shard whose answer this process has (a redirect's end): it holds it from now on."""
-        if self.state is not None and self.state.keep(key, depth):
-            self._add([KEPT, key, depth])
-            self.flush()  # at once: before the first process reads it in the inputs, if it ever does
+    def kept(self, key: str, end: Fetched) -> None:
+        """A redirect end's answer this process kept: the others keep it too (no second request of the end)."""
+        self._add([KEPT, *end_record(key, end)])
+        self.flush()  # at once: before the first process reads the end in the inputs, if it ever does
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -151,6 +153,9 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
             elif HELD in control:
                 if ledger.state is not None:
                     ledger.state.held_elsewhere(control[HELD])
+            elif KEPT in control:
+                for end in control[KEPT]:
+                    engine.learn_end(*end_of(end))
             else:
                 pools[0].wait_until(*control[WAIT])
 
