@@ -148,3 +148,11 @@ def urlset(*urls: str) -> str:
     """A sitemap listing urls."""
     locs = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
     return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+
+
+async def until_asked(site: Site, path: str) -> None:
+    """Wait until the server has seen path (5 s at most: a run that never asks it still ends)."""
+    for _ in range(500):
+        if site.hits(path):
+            return
+        await asyncio.sleep(0.01)

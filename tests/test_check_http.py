@@ -11,7 +11,7 @@ from aiohttp import web
 
 import linkhound
 from linkhound import Status
-from server import Site, SiteFactory, html
+from server import Site, SiteFactory, html, until_asked
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -31,14 +31,6 @@ def assert_aliases_of_one_end(site: Site, results: dict[str, linkhound.Result], 
     assert ra.redirects == rb.redirects == (site.url(end),)
     assert ra.redirect_codes == (301,) and rb.redirect_codes == (302,)
     assert ra.status is rb.status is (Status.OK if ok else Status.BROKEN) and ra.code == rb.code
-
-
-async def until_asked(site: Site, path: str) -> None:
-    """Wait until the server has seen path (5 s at most: a run that never asks it still ends)."""
-    for _ in range(500):
-        if site.hits(path):
-            return
-        await asyncio.sleep(0.01)
 
 
 async def test_statuses_and_one_request_per_unique_url(site: Site) -> None:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
 from linkhound.shard_run import Forked, ShardedRun
 from linkhound.urls import canonical_key
-from server import Site, SiteFactory, html
+from server import Site, SiteFactory, html, until_asked
 
 
 def _comparable(report: Report) -> tuple[Any, ...]:
@@ -170,6 +171,42 @@ async def test_jobs_redirects_in_two_processes_to_one_end_take_its_answer_once(t
     one = await linkhound.check(str(tmp_path / "urls.txt"), jobs=1, **options)
     assert _comparable(two) == _comparable(one)
     assert all(r.status is linkhound.Status.OK and r.redirects for r in two.results if "/f" not in r.url)
+
+
+async def test_jobs_redirects_in_flight_in_two_processes_ask_their_end_once(tmp_path: Path, site: Site) -> None:
+    # a{i} -> e{i} and b{i} -> e{i}, a and b of two processes; b answers once e has been asked (by a's process,
+    # which told the other it is fetching e), and e answers 0.3 s after b was asked: b's redirect reaches e
+    # while it is in flight elsewhere, waits for where it went, and takes its answer (no second request)
+    first = Shard(0, 2)
+    pairs = [(f"/a{i}", f"/b{i}", f"/e{i}") for i in range(40)]
+    pairs = [p for p in pairs if first.owns(canonical_key(site.url(p[0]))) != first.owns(canonical_key(site.url(p[1])))]
+    assert len(pairs) >= 6
+    pairs = pairs[:6]
+
+    def after(path: str, first: str, seconds: float, answer: Callable[[], web.Response]) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            await until_asked(site, first)
+            await asyncio.sleep(seconds)
+            return answer()
+
+        site.handler(path, h)
+
+    lines = []
+    for i, (a, b, e) in enumerate(pairs):
+        site.redirect(a, e)
+        after(b, e, 0.0, lambda e=e: web.Response(status=302, headers={"Location": e}))
+        after(e, b, 0.3, lambda code=404 if i % 3 == 0 else 200: web.Response(status=code))
+        lines += [site.url(a), site.url(b)]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    options: dict[str, Any] = dict(max_concurrency=16, host_concurrency=16)
+    two = await linkhound.check(str(tmp_path / "urls.txt"), jobs=2, **options)
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    results = {r.url: r for r in two.results}
+    for i, (a, b, e) in enumerate(pairs):
+        ra, rb = results[site.url(a)], results[site.url(b)]
+        assert ra.redirects == rb.redirects == (site.url(e),)
+        assert ra.redirect_codes == (301,) and rb.redirect_codes == (302,)
+        assert ra.status is rb.status is (linkhound.Status.BROKEN if i % 3 == 0 else linkhound.Status.OK)
 
 
 def _settings_and_inputs(tmp_path: Path, size: int = 300_000, **options: Any) -> tuple[Settings, list[Any]]:

@@ -15,7 +15,7 @@ from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
-from .fetcher import Fetched, Fetcher
+from .fetcher import Fetched, Fetcher, Others
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger, MemoryLedger
@@ -68,7 +68,7 @@ class Engine:
         joined: Callable[[], Awaitable[None]] | None = None,
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
         ahead: ParseAhead | None = None,
-        kept_end: Callable[[str, Fetched], None] | None = None,  # told each redirect end kept, by its key
+        others: Others | None = None,  # --jobs: the other processes, told of the redirects followed here
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -96,7 +96,8 @@ class Engine:
 
             soft = SoftNotFound(checker, self._pool)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
-                                keep_ends=not s.status_rules, kept=kept_end, max_redirects=s.max_redirects)
+                                keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
+                                wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1))
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch
@@ -231,12 +232,9 @@ class Engine:
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()
 
-    def learn_end(self, key: str, end: Fetched) -> None:
-        """A redirect end's answer another process of the run kept (--jobs): no second request of it here."""
-        self._fetcher.learn(key, end)
-
-    def kept_ends(self) -> list[tuple[str, Fetched]]:
-        return self._fetcher.kept_ends()
+    @property
+    def fetcher(self) -> Fetcher:  # (--jobs: what the other processes tell of their redirects goes to it)
+        return self._fetcher
 
     def resize(self, most: int) -> None:
         """At most `most` requests at once from now on (the others of a run joining it); those past it end."""

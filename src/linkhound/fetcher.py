@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
@@ -52,6 +52,28 @@ class Fetched(NamedTuple):
     same_as: str = ""  # a redirect reached this URL, checked on its own: its result is this one's
 
 
+class Way(NamedTuple):
+    """Where a redirect went, told to those waiting at one of its hops: its chain and codes, and the URL checked
+    on its own it stopped at ("" if it ended at an answer: kept, as its end's, if it was one)."""
+
+    redirects: tuple[str, ...]
+    codes: tuple[int, ...]
+    same_as: str
+
+
+class Others(Protocol):
+    """The other processes of a run (--jobs), as a fetcher tells them about its redirects."""
+
+    def kept(self, key: str, end: Fetched) -> None:
+        """A redirect end's answer, kept here (Fetcher.learn keeps it there)."""
+
+    def reaching(self, key: str) -> None:
+        """A hop a redirect here is fetching now (Fetcher.reaching_elsewhere)."""
+
+    def reached(self, keys: list[str], way: Way | None) -> None:
+        """The hops that redirect fetched, and where it went (None: it failed without an answer)."""
+
+
 class Fetcher:
     def __init__(
         self,
@@ -64,10 +86,12 @@ class Fetcher:
         cache: ResultCache | None = None,
         soft: SoftNotFound | None = None,  # --soft-404: 200 HTML answers are judged against their host's 404 page
         keep_ends: bool = True,  # False where a URL's verdict depends on the URL (--accept-for): see _keep_end
-        kept: Callable[[str, Fetched], None] | None = None,  # told each end kept, by its key (--jobs: to the others)
+        others: Others | None = None,  # --jobs: told each end kept and each hop fetched, waited for at theirs
         max_redirects: int = 10,
+        wait_bound: float = 600.0,  # seconds a redirect waits at a hop another process fetches, at most
     ) -> None:
-        self._kept = kept
+        self._others = others
+        self._wait_bound = wait_bound
         self._max_redirects = max_redirects
         self._soft = soft
         # the answers redirects ended at, by the end's key, for a claim of the end itself (a list that names an
@@ -77,8 +101,9 @@ class Fetcher:
         # hops a leaf's redirect is fetching now, by key, each with its owner's outcome to come: a second redirect
         # reaching one waits for it instead of asking again (see _joined); and each owner's hops, by the task of
         # its fetch() (the client follows redirects in its caller's task, where known() is called)
-        self._reaching: dict[str, asyncio.Future[Outcome | None]] = {}
+        self._reaching: dict[str, asyncio.Future[Way | None]] = {}
         self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
+        self._remote: dict[str, asyncio.Future[Way | None]] = {}  # (the same, of another process: --jobs)
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -120,6 +145,8 @@ class Fetcher:
             return Fetched(refusal, Plan.PAGE)
         if self._reaching and (reaching := self._reaching.get(claim.key)) is not None:
             await asyncio.shield(reaching)  # a redirect is fetching this URL now: its answer may be kept (below)
+        elif self._remote and claim.key in self._remote:  # (one in another process: its answer comes here too)
+            await self._way_at(claim.key)
         if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
             return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth))
         entry = None
@@ -140,7 +167,7 @@ class Fetcher:
         outcome: Outcome | None = None
         try:  # (the hops this claim's redirect fetched are passed on to those waiting for them, however it ends)
             outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
-            if outcome.same_as and self._reaching:
+            if outcome.same_as and (self._reaching or self._remote):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
                 r = end.result  # (kept for the end's own claim as well)
@@ -178,17 +205,54 @@ class Fetcher:
         key = canonical_key(url)
         if self._ends is not None and key in self._ends:
             return True
-        if key in self._reaching:  # (not by a redirect that fetched hops of its own: two might wait for each other)
-            return asyncio.current_task() not in self._reached_by
+        if key in self._reaching or key in self._remote:  # (not by a redirect that fetched hops of its own: two
+            return asyncio.current_task() not in self._reached_by  # might wait for each other)
         self._reaching[key] = asyncio.get_running_loop().create_future()
         self._reached_by.setdefault(asyncio.current_task(), []).append(key)
+        if self._others is not None:
+            self._others.reaching(key)
         return False
 
     def _release(self, outcome: Outcome | None) -> None:
-        """The hops the calling task's redirect fetched: those waiting for them get its outcome (None: it failed
-        before it had one)."""
-        for key in self._reached_by.pop(asyncio.current_task(), ()):
-            self._reaching.pop(key).set_result(outcome)
+        """The hops the calling task's redirect fetched: those waiting for them get where it went (None: it
+        failed before it had an answer)."""
+        keys = self._reached_by.pop(asyncio.current_task(), [])
+        way = None if outcome is None else Way(outcome.redirects, outcome.redirect_codes, outcome.same_as)
+        for key in keys:
+            self._reaching.pop(key).set_result(way)
+        if self._others is not None and keys:
+            self._others.reached(keys, way)
+
+    def reaching_elsewhere(self, key: str) -> None:
+        """Another process's redirect is fetching the URL of key now: a redirect here reaching it waits for
+        where that one went (_joined), as for one of this process's own."""
+        if key not in self._remote and key not in self._reaching and self._ends is not None and key not in self._ends:
+            self._remote[key] = asyncio.get_running_loop().create_future()
+
+    def reached_elsewhere(self, keys: list[str], way: Way | None) -> None:
+        """The hops another process's redirect fetched, and where it went (its end's answer came before)."""
+        for key in keys:
+            waiting = self._remote.pop(key, None)
+            if waiting is not None:
+                waiting.set_result(way)
+
+    def _has_end(self, end: str, way: Way | None) -> bool:
+        """Whether a way's end can be taken here: a URL checked on its own, or an answer kept here (a failure on
+        the way is not kept, nor is any answer without a --jobs process's word of it)."""
+        return bool(way and way.same_as) or self._ends is not None and canonical_key(end) in self._ends
+
+    async def _way_at(self, key: str) -> Way | None:
+        """Where the redirect fetching key went, once it is told (None: it failed, or no word came in time; a
+        process stopped while fetching it never tells)."""
+        waiting = self._reaching.get(key) or self._remote.get(key)
+        if waiting is None:
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.shield(waiting), self._wait_bound)
+        except TimeoutError:
+            if self._remote.get(key) is waiting:
+                del self._remote[key]
+            return None
 
     async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
                       validators: dict[str, str] | None) -> Outcome:
@@ -196,13 +260,13 @@ class Fetcher:
         redirect's (its chain from the hop on, and where it ended: an answer kept here, or a URL checked on its
         own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
         joined would loop or be too long), this claim is checked again on its own."""
-        reaching = self._reaching.get(key := canonical_key(outcome.same_as))
-        if reaching is None or asyncio.current_task() in self._reached_by:
+        key = canonical_key(outcome.same_as)
+        if key not in self._reaching and key not in self._remote or asyncio.current_task() in self._reached_by:
             return outcome
-        theirs = await asyncio.shield(reaching)
-        joined = None if theirs is None else _joined(outcome, theirs, key)
-        if joined is None or len(joined.redirects) > self._max_redirects or \
-                len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
+        way = await self._way_at(key)
+        joined = None if way is None else _joined(outcome, way, key)
+        if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
+                or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
         return joined
 
@@ -219,8 +283,8 @@ class Fetcher:
         key = canonical_key(end.url)
         kept = fetched._replace(result=end, page=None)
         self._put_end(key, kept)
-        if self._kept is not None:
-            self._kept(key, kept)
+        if self._others is not None:
+            self._others.kept(key, kept)
 
     def learn(self, key: str, end: Fetched) -> None:
         """A redirect end's answer kept by another process of the run (--jobs): kept here as if this one had
@@ -295,19 +359,17 @@ class Fetcher:
         return robots + (self._soft.notes() if self._soft is not None else [])
 
 
-def _joined(ours: Outcome, theirs: Outcome, key: str) -> Outcome | None:
-    """Our redirect's outcome, which stopped at the hop of key, joined to theirs, which went on from there: a
-    stop at a URL checked on its own, or an answer (kept as its end's, if it was one: _keep_end). None if theirs
-    has neither (a failure on the way)."""
-    if not theirs.same_as and theirs.response is None:
-        return None
+def _joined(ours: Outcome, theirs: Way, key: str) -> Outcome | None:
+    """Our redirect's outcome, which stopped at the hop of key, joined to their way, which went on from there: a
+    stop at a URL checked on its own, or at an answer (kept as its end's if it was one: _keep_end; the caller
+    looks). None if their chain does not pass key."""
     hops = [canonical_key(url) for url in theirs.redirects]
     if key not in hops:
         return None
     at = hops.index(key) + 1
     redirects = ours.redirects + theirs.redirects[at:]
     end = theirs.same_as or theirs.redirects[-1]
-    codes = ours.redirect_codes + theirs.redirect_codes[at:]
+    codes = ours.redirect_codes + theirs.codes[at:]
     return Outcome(_OK, None, "", redirects, ours.elapsed, None, end, codes)
 
 

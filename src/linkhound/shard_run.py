@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from .crawl_state import Found, Limits
 from .engine import Engine
 from .exceptions import LinkhoundError
-from .fetcher import Fetched
+from .fetcher import Fetched, Way
 from .forks import can_fork
 from .fragments import Anchors
 from .inputs import Input
@@ -38,12 +38,14 @@ from .shard_wire import (
     HEADER_BYTES,
     KEPT,
     LINE_LIMIT,
+    REACHED,
+    REACHING,
     SAME_AS,
     STOP_LINE,
     WAIT,
     anchors_of,
     decode,
-    encode_ends,
+    encode_control,
     encode_found,
     encode_held,
     encode_wait,
@@ -51,6 +53,8 @@ from .shard_wire import (
     end_record,
     load,
     result_of,
+    way_of,
+    way_record,
 )
 from .shard_worker import serve_forked
 from .summary import Report
@@ -83,7 +87,7 @@ class ShardedRun(Run):
 
         pool = shard.pool(self._wait, self._pools.append, whole=self._lazy)
         engine = Engine(_part(settings, shard, whole=self._lazy), emit, None, state=state, ledger=self._ledger,
-                        pool=pool, joined=self._join, kept_end=self._kept)
+                        pool=pool, joined=self._join, others=_Relay(self._to_others, self._is_split))
         super().__init__(engine, inputs, ahead=True)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
@@ -182,8 +186,8 @@ class ShardedRun(Run):
         state, pool, shard = self._state, self._pools[0] if self._pools else None, Shard(0, self._count)
         if state is None or pool is None or not pool.divisible(shard):
             return
-        ends = [end_record(key, end) for key, end in self._engine.kept_ends()]
-        self._held = [encode_held(state.held()), *([encode_ends(ends)] if ends else [])]
+        ends = [end_record(key, end) for key, end in self._engine.fetcher.kept_ends()]
+        self._held = [encode_held(state.held()), *([encode_control(KEPT, ends)] if ends else [])]
         state.split = True
         pool.divide(shard)
         self._engine.resize(shard.part(self._settings.max_concurrency))
@@ -199,10 +203,8 @@ class ShardedRun(Run):
         """Links found in the inputs, to every other process (each keeps those of its shard)."""
         self._to_others(encode_found(found))
 
-    def _kept(self, key: str, end: Fetched) -> None:
-        """A redirect end's answer kept here: the others keep it too (told when they join, if they haven't yet)."""
-        if self._state is not None and self._state.split:
-            self._to_others(encode_ends([end_record(key, end)]))
+    def _is_split(self) -> bool:
+        return self._state is not None and self._state.split
 
     def _to_others(self, line: bytes, but: ShardProcess | None = None) -> None:
         """line to every other process (but one), or held back with the rest while they join (see _split)."""
@@ -243,8 +245,14 @@ class ShardedRun(Run):
                 elif kind == WAIT:
                     self._wait(record[1], record[2], proc)
                 elif kind == KEPT:  # a redirect end's answer proc kept: kept here and by the others too
-                    self._engine.learn_end(*end_of(record[1:]))
-                    self._to_others(encode_ends([record[1:]]), but=proc)
+                    self._engine.fetcher.learn(*end_of(record[1:]))
+                    self._to_others(encode_control(KEPT, [record[1:]]), but=proc)
+                elif kind == REACHING:  # a hop proc's redirect is fetching: waited for here and by the others
+                    self._engine.fetcher.reaching_elsewhere(record[1])
+                    self._to_others(encode_control(REACHING, record[1]), but=proc)
+                elif kind == REACHED:
+                    self._engine.fetcher.reached_elsewhere(record[1], way_of(record[2]))
+                    self._to_others(encode_control(REACHED, record[1:]), but=proc)
                 else:
                     ended = True
                     if self._state is not None:
@@ -287,6 +295,26 @@ class ShardedRun(Run):
             others.cancel()
             raise
         await others
+
+
+class _Relay:
+    """What this process's fetcher tells of its redirects (fetcher.Others), to the other processes once they
+    have links of their own (before that, the ends kept here go to them as they join: _split)."""
+
+    def __init__(self, send: Callable[[bytes], None], split: Callable[[], bool]) -> None:
+        self._send, self._split = send, split
+
+    def kept(self, key: str, end: Fetched) -> None:
+        if self._split():
+            self._send(encode_control(KEPT, [end_record(key, end)]))
+
+    def reaching(self, key: str) -> None:
+        if self._split():
+            self._send(encode_control(REACHING, key))
+
+    def reached(self, keys: list[str], way: Way | None) -> None:
+        if self._split():
+            self._send(encode_control(REACHED, [keys, way_record(way)]))
 
 
 class _Pipe(Protocol):

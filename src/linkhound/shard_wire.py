@@ -5,10 +5,13 @@ Found arrays (it keeps those of its shard); {"k": [[key, depth], ...]}: URLs the
 the others join a run it began alone: never fetched by another, whatever their shard); {"w": [host, until]}:
 a host asked another process to wait until then (time.time()); {"a": [[key, result, served, anchors, final,
 nofollow], ...]}: redirect ends' answers another process kept (keep them too: no second request of an end);
+{"h": key}: a hop another process's redirect is fetching now (a redirect here reaching it waits); {"r": [keys,
+way]}: the hops it fetched, and where it went ([redirects, codes, same_as], or null if it failed on the way);
 {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key checked),
 ["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), ["w", host, until]
 (a host asked this process to wait), ["a", key, result, served, anchors, final, nofollow] (a redirect end's
-answer this process kept: the first process keeps it and tells the others), and last ["e", refetched, notes]
+answer this process kept: the first process keeps it and tells the others), ["h", key] and ["r", keys, way]
+(as the lines above: relayed to the others), and last ["e", refetched, notes]
 (the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .crawl_state import Found, Plan
-from .fetcher import Fetched
+from .fetcher import Fetched, Way
 from .fragments import Anchors
 from .status import Status
 from .types import Result
@@ -29,6 +32,7 @@ Record = list[Any]
 CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
 KEPT = "a"  # a redirect end's answer a process kept (a record to the first process; a line it relays to the rest)
 HELD = "k"  # what the first process tells the others: URLs held elsewhere, never to be fetched by them
+REACHING, REACHED = "h", "r"  # a hop a redirect is fetching now; the hops it fetched, and where it went
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'
 LINE_LIMIT = 64 * 1024 * 1024  # one batch (a few hundred records) is far below this
@@ -104,9 +108,19 @@ def encode_held(held: list[tuple[str, int]]) -> bytes:
     return orjson.dumps({HELD: held}) + b"\n"
 
 
-def encode_ends(ends: list[list[Any]]) -> bytes:
+def way_record(way: Way | None) -> list[Any] | None:
+    return None if way is None else [way.redirects, way.codes, way.same_as]
+
+
+def way_of(f: list[Any] | None) -> Way | None:
+    return None if f is None else Way(tuple(f[0]), tuple(f[1]), f[2])
+
+
+def encode_control(kind: str, value: Any) -> bytes:
+    """A line for the other processes: {kind: value} (KEPT: [end_record, ...]; REACHING: key; REACHED: [keys,
+    way_record])."""
     import orjson
-    return orjson.dumps({KEPT: ends}) + b"\n"
+    return orjson.dumps({kind: value}) + b"\n"
 
 
 def decode_control(line: bytes) -> dict[str, Any] | None:

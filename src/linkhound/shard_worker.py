@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from .crawl_state import Found, Limits
 from .engine import Engine
-from .fetcher import Fetched
+from .fetcher import Fetched, Way
 from .fragments import Anchors
 from .ledger import MemoryLedger
 from .loop import run
@@ -32,6 +32,8 @@ from .shard_wire import (
     HELD,
     KEPT,
     LINE_LIMIT,
+    REACHED,
+    REACHING,
     SAME_AS,
     STOP_LINE,
     WAIT,
@@ -44,6 +46,8 @@ from .shard_wire import (
     end_record,
     load,
     result_record,
+    way_of,
+    way_record,
 )
 from .summary import Report, summarize
 from .types import Page, Result
@@ -73,10 +77,18 @@ class ForwardingLedger(MemoryLedger):
         self._add([WAIT, host, until])
         self.flush()  # at once: the other processes should stop sending to host now
 
+    # what the fetcher tells of its redirects (fetcher.Others): to the first process, which tells the others
     def kept(self, key: str, end: Fetched) -> None:
         """A redirect end's answer this process kept: the others keep it too (no second request of the end)."""
         self._add([KEPT, *end_record(key, end)])
         self.flush()  # at once: before the first process reads the end in the inputs, if it ever does
+
+    def reaching(self, key: str) -> None:
+        self._add([REACHING, key])
+        self.flush()  # at once: before the hop's request goes out (a redirect elsewhere may reach it meanwhile)
+
+    def reached(self, keys: list[str], way: Way | None) -> None:
+        self._add([REACHED, keys, way_record(way)])
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -155,12 +167,17 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
                     ledger.state.held_elsewhere(control[HELD])
             elif KEPT in control:
                 for end in control[KEPT]:
-                    engine.learn_end(*end_of(end))
+                    engine.fetcher.learn(*end_of(end))
+            elif REACHING in control:
+                engine.fetcher.reaching_elsewhere(control[REACHING])
+            elif REACHED in control:
+                keys, way = control[REACHED]
+                engine.fetcher.reached_elsewhere(keys, way_of(way))
             else:
                 pools[0].wait_until(*control[WAIT])
 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
-                    feed=feed, kept_end=ledger.kept)
+                    feed=feed, others=ledger)
     ledger.notes = engine.notes_part
     loop.call_later(_LOAD_AFTER, load)  # after the first process's first requests are out, before any answer
     await engine.run([])
