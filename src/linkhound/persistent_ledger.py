@@ -13,6 +13,7 @@ already holds from it are passed over, and the report comes out as one uninterru
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import sqlite3
 from collections import Counter
@@ -32,7 +33,7 @@ from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
 from .references import RefSequence
 from .settings import Settings
-from .sqlite_state import CACHE_KIB, SqliteState, insert_rows, update_ids, where_ids
+from .sqlite_state import CACHE_KIB, SqliteState, insert_flat, insert_rows, update_ids, where_ids
 from .status import Status
 from .summary import Report, summarize
 from .types import Event, Page, Reference, Result
@@ -79,6 +80,7 @@ CREATE TABLE IF NOT EXISTS pages (
 );
 """
 _INSERT_REF = "INSERT INTO refs (target, source, place, text) VALUES "
+_REF_WIDTH = 4
 _REFS = ("SELECT s.url, r.place, r.text FROM refs r JOIN sources s ON s.id = r.source WHERE r.target = ?"
          " ORDER BY r.id")
 _INDEX = "CREATE INDEX IF NOT EXISTS refs_of ON refs (target)"
@@ -150,7 +152,9 @@ class PersistentLedger:
         self._sources_old: dict[str, int] = {}
         self._last_source, self._last_sid = "", 0  # the document _source() was last asked for
         self._skip: dict[str, Counter[tuple[Any, ...]]] = {}  # documents read again: references recorded before
-        self._pending: list[tuple[Any, ...]] = []  # reference rows not yet written
+        # reference rows not yet written, flat (a row is _REF_WIDTH values in a row): no tuple per reference
+        # kept until the commit (the collector would go over each, the more often the more there are)
+        self._pending: list[Any] = []
         # rows of sources and pages not yet written (each a statement of its own cost 3-4 times what a row of a
         # hundred-row insert does); a source's id is given here, as no statement makes its row yet
         self._new_sources: list[tuple[int, str, int]] = []
@@ -263,7 +267,7 @@ class PersistentLedger:
         known."""
         entry = self._entry(key, url, fragment is not None)
         tid = entry >> 2
-        self._pending.append(self._ref_row(key, tid, fragment, sid, line, column, element, attribute, text))
+        self._pending += self._ref_row(key, tid, fragment, sid, line, column, element, attribute, text)
         if fragment is None:
             return
         asked = self._asked.get(tid)
@@ -312,7 +316,7 @@ class PersistentLedger:
                     self._record(key, url, sid, fragment, line, column, element, attribute, text)
                     continue
                 tid = entry >> 2
-                pending.append((tid, sid, line << 40 | column << 12 | pair, _with_fragment(fragment, text)))
+                pending += (tid, sid, line << 40 | column << 12 | pair, _with_fragment(fragment, text))
                 fragments = asked.get(tid)
                 if fragments is None:
                     asked[tid] = {fragment}
@@ -321,8 +325,8 @@ class PersistentLedger:
                 continue
             if entry is None:
                 entry = self._entry(key, url)
-            pending.append((entry >> 2, sid, line << 40 | column << 12 | pair,
-                            len(text) if text and key.endswith(text) else text))
+            pending += (entry >> 2, sid, line << 40 | column << 12 | pair,
+                        len(text) if text and key.endswith(text) else text)
 
     def has_result(self, key: str) -> bool:
         entry = self._find(key)
@@ -761,8 +765,8 @@ class PersistentLedger:
         if self._pending:
             self._state.write_soon()
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
-                self._pending.sort(key=_target_of)  # among themselves is kept, and reports read it so)
-            insert_rows(self._cursor, _INSERT_REF, self._pending)
+                self._pending[:] = _by_target(self._pending)  # among themselves is kept, and reports read it so)
+            insert_flat(self._cursor, _INSERT_REF, self._pending, _REF_WIDTH)
             self._pending.clear()  # (the same list: refer_links() may be appending to it)
 
     def _write_flags(self) -> None:
@@ -896,7 +900,14 @@ def _make_index(db: sqlite3.Connection, create: str) -> None:
         db.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
 
 
-def _target_of(row: tuple[Any, ...]) -> int:
+def _by_target(flat: list[Any]) -> list[Any]:
+    """Flat reference rows, sorted by target (stable)."""
+    rows = [flat[i:i + _REF_WIDTH] for i in range(0, len(flat), _REF_WIDTH)]
+    rows.sort(key=_target_of)
+    return list(itertools.chain.from_iterable(rows))
+
+
+def _target_of(row: list[Any]) -> int:
     return int(row[0])
 
 

@@ -562,6 +562,19 @@ def insert_rows(db: sqlite3.Connection | sqlite3.Cursor, insert: str, rows: Sequ
         db.executemany(insert + one, rows[full:])
 
 
+def insert_flat(db: sqlite3.Connection | sqlite3.Cursor, insert: str, values: list[Any], width: int) -> None:
+    """insert_rows() for rows given flat, one after the other in a list of values (width a row)."""
+    per = max(1, min(_ROWS, _VALUES // width))
+    step = per * width
+    full = len(values) - len(values) % step
+    if full:
+        many = insert + ", ".join([f"({', '.join('?' * width)})"] * per)
+        for start in range(0, full, step):
+            db.execute(many, values[start:start + step])
+    if full < len(values):
+        insert_rows(db, insert, [tuple(values[i:i + width]) for i in range(full, len(values), width)])
+
+
 def where_ids(update: str) -> str:
     """update (an UPDATE up to its WHERE) for update_ids()."""
     return f"{update} WHERE id IN ({', '.join('?' * _IDS)})"
