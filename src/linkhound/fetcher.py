@@ -143,10 +143,9 @@ class Fetcher:
     async def fetch(self, claim: Claim) -> Fetched:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
             return Fetched(refusal, Plan.PAGE)
-        if self._reaching and (reaching := self._reaching.get(claim.key)) is not None:
-            await asyncio.shield(reaching)  # a redirect is fetching this URL now: its answer may be kept (below)
-        elif self._remote and claim.key in self._remote:  # (one in another process: its answer comes here too)
-            await self._way_at(claim.key)
+        if (self._reaching or self._remote) and (claim.key in self._reaching or claim.key in self._remote):
+            await self._way_at(claim.key)  # a redirect (here or in another process) is fetching this URL now: its
+            # answer may be kept (below)
         if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
             return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth))
         entry = None
