@@ -124,8 +124,9 @@ def encode_control(kind: str, value: Any) -> bytes:
 
 
 def decode_control(line: bytes) -> dict[str, Any] | None:
-    """A wait line ({"w": [host, until]}), a held line ({"k": [[key, depth], ...]}) or a line of redirect ends
-    kept elsewhere ({"a": [end_record, ...]}); None for a line of links (or the stop line)."""
+    """A wait line ({"w": [host, until]}), a held line ({"k": [[key, depth], ...]}), or what another process
+    tells of its redirects ({"a": [end_record, ...]}, {"h": key}, {"r": [keys, way_record]}); None for a line
+    of links (or the stop line)."""
     import orjson
     if not line.startswith(b"{") or line == STOP_LINE:
         return None
