@@ -209,6 +209,49 @@ async def test_jobs_redirects_in_flight_in_two_processes_ask_their_end_once(tmp_
         assert ra.status is rb.status is (linkhound.Status.BROKEN if i % 3 == 0 else linkhound.Status.OK)
 
 
+async def test_jobs_a_redirect_waiting_on_a_hop_another_process_fetches_ends_with_the_run(
+    tmp_path: Path, site: Site
+) -> None:
+    # Three processes: a{i} -> e{i} in the second, b{i} -> e{i} in the third, which waits at e{i} for the
+    # second's word (passed on by the first). The first has one URL of its own, answered once every b was
+    # asked: it is done, and the lines to the others end, while e is still in flight. The word that comes after
+    # that can't reach the third: its redirects, waiting, check on their own when its lines end (no hang)
+    shards = [Shard(n, 3) for n in range(3)]
+
+    def owner(path: str) -> int:
+        return next(n for n, shard in enumerate(shards) if shard.owns(canonical_key(site.url(path))))
+
+    pairs = [(f"/a{i}", f"/b{i}", f"/e{i}") for i in range(200)]
+    pairs = [p for p in pairs if owner(p[0]) == 1 and owner(p[1]) == 2][:4]
+    own = next(f"/s{i}" for i in range(100) if owner(f"/s{i}") == 0)
+    assert len(pairs) == 4
+
+    def after(path: str, first: list[str], seconds: float, answer: Callable[[], web.Response]) -> None:
+        async def h(request: web.Request) -> web.StreamResponse:
+            for path in first:
+                await until_asked(site, path)
+            await asyncio.sleep(seconds)
+            return answer()
+
+        site.handler(path, h)
+
+    lines = [site.url(own)]
+    for a, b, e in pairs:
+        site.redirect(a, e)
+        after(b, [e], 0.0, lambda e=e: web.Response(status=302, headers={"Location": e}))
+        after(e, [b], 0.5, lambda: web.Response(text="ok", content_type="text/html"))
+        lines += [site.url(a), site.url(b)]
+    after(own, [b for _, b, _ in pairs], 0.0, lambda: web.Response(text="ok", content_type="text/html"))
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await asyncio.wait_for(linkhound.check(str(tmp_path / "urls.txt"), jobs=3), HANG_GUARD)
+    results = {r.url: r for r in report.results}
+    assert len(results) == 1 + 2 * len(pairs)
+    for a, b, e in pairs:
+        assert results[site.url(a)].redirects == results[site.url(b)].redirects == (site.url(e),)
+        assert results[site.url(a)].status is results[site.url(b)].status is linkhound.Status.OK
+        assert site.hits(e) <= 2
+
+
 def _settings_and_inputs(tmp_path: Path, size: int = 300_000, **options: Any) -> tuple[Settings, list[Any]]:
     urls = tmp_path / "urls.txt"
     line = "http://127.0.0.1:1/some/path/that/is/long/enough\n"

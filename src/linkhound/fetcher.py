@@ -104,6 +104,7 @@ class Fetcher:
         self._reaching: dict[str, asyncio.Future[Way | None]] = {}
         self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
         self._remote: dict[str, asyncio.Future[Way | None]] = {}  # (the same, of another process: --jobs)
+        self._others_gone = False  # (others_gone(): no word from them can come any more)
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -225,7 +226,8 @@ class Fetcher:
     def reaching_elsewhere(self, key: str) -> None:
         """Another process's redirect is fetching the URL of key now: a redirect here reaching it waits for
         where that one went (_joined), as for one of this process's own."""
-        if key not in self._remote and key not in self._reaching and self._ends is not None and key not in self._ends:
+        if key not in self._remote and key not in self._reaching and self._ends is not None and key not in self._ends \
+                and not self._others_gone:
             self._remote[key] = asyncio.get_running_loop().create_future()
 
     def reached_elsewhere(self, keys: list[str], way: Way | None) -> None:
@@ -234,6 +236,15 @@ class Fetcher:
             waiting = self._remote.pop(key, None)
             if waiting is not None:
                 waiting.set_result(way)
+
+    def others_gone(self) -> None:
+        """Nothing more can come from the other processes (--jobs: this one's lines from the first have ended,
+        while their redirects may still be going): a redirect waiting at a hop one of them is fetching checks
+        on its own, and no word of a hop is waited for any more."""
+        remote, self._remote = self._remote, {}
+        self._others_gone = True
+        for waiting in remote.values():
+            waiting.set_result(None)
 
     def _has_end(self, end: str, way: Way | None) -> bool:
         """Whether a way's end can be taken here: a URL checked on its own, or an answer kept here (a failure on

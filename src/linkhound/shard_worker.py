@@ -155,6 +155,12 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
     pools: list[ShardPool] = []
 
     async def feed(add: Callable[[list[Found]], Awaitable[None]]) -> None:
+        try:
+            await read_lines(add)
+        finally:  # (no word of the others' redirects can come now: none is waited for)
+            engine.fetcher.others_gone()
+
+    async def read_lines(add: Callable[[list[Found]], Awaitable[None]]) -> None:
         while line := await reader.readline():  # until the first process has read all its inputs, or stops
             if line == STOP_LINE:
                 engine.stop()
