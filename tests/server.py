@@ -99,6 +99,17 @@ class Site:
     def handler(self, path: str, h: Handler) -> None:
         self.routes[path] = h
 
+    def answer_after(self, path: str, asked: list[str], answer: Callable[[], web.Response],
+                     seconds: float = 0.0) -> None:
+        """path answers once the server has seen every path of asked (until_asked), and `seconds` more."""
+        async def h(request: web.Request) -> web.StreamResponse:
+            for first in asked:
+                await until_asked(self, first)
+            await asyncio.sleep(seconds)
+            return answer()
+
+        self.routes[path] = h
+
     # -- life cycle ------------------------------------------------------------------------------------
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(Seen(request.method, request.path_qs, time.monotonic(), dict(request.headers)))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -176,23 +175,16 @@ async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> N
 async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_path: Path) -> None:
     # Pairs of redirects claimed together, sharing a hop no link names; the shared hop answers only once the
     # second redirect has been asked, so both are in flight at once. The second waits for the first's answer.
-    def after(path: str, first: str, answer: Callable[[], web.Response]) -> None:
-        async def h(request: web.Request) -> web.StreamResponse:
-            await until_asked(site, first)
-            return answer()
-
-        site.handler(path, h)
-
     lines = []
     for i in range(6):
         # /a -> /e and /b -> /e, the end shared (a 404 for some)
         site.redirect(f"/a{i}", f"/e{i}")
         site.redirect(f"/b{i}", f"/e{i}", 302)
-        after(f"/e{i}", f"/b{i}", lambda code=404 if i % 3 == 0 else 200: web.Response(status=code))
+        site.answer_after(f"/e{i}", [f"/b{i}"], lambda code=404 if i % 3 == 0 else 200: web.Response(status=code))
         # /c -> /m -> /n and /d -> /m: a hop on the way shared
         site.redirect(f"/c{i}", f"/m{i}")
         site.redirect(f"/d{i}", f"/m{i}", 307)
-        after(f"/m{i}", f"/d{i}", lambda to=f"/n{i}": web.Response(status=308, headers={"Location": to}))
+        site.answer_after(f"/m{i}", [f"/d{i}"], lambda to=f"/n{i}": web.Response(status=308, headers={"Location": to}))
         site.page(f"/n{i}", "ok")
         lines += [site.url(f"/{p}{i}") for p in "abcd"]
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")

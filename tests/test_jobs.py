@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
 from linkhound.shard_run import Forked, ShardedRun
 from linkhound.urls import canonical_key
-from server import Site, SiteFactory, html, until_asked
+from server import Site, SiteFactory, html
 
 
 def _comparable(report: Report) -> tuple[Any, ...]:
@@ -183,19 +182,11 @@ async def test_jobs_redirects_in_flight_in_two_processes_ask_their_end_once(tmp_
     assert len(pairs) >= 6
     pairs = pairs[:6]
 
-    def after(path: str, first: str, seconds: float, answer: Callable[[], web.Response]) -> None:
-        async def h(request: web.Request) -> web.StreamResponse:
-            await until_asked(site, first)
-            await asyncio.sleep(seconds)
-            return answer()
-
-        site.handler(path, h)
-
     lines = []
     for i, (a, b, e) in enumerate(pairs):
         site.redirect(a, e)
-        after(b, e, 0.0, lambda e=e: web.Response(status=302, headers={"Location": e}))
-        after(e, b, 0.3, lambda code=404 if i % 3 == 0 else 200: web.Response(status=code))
+        site.answer_after(b, [e], lambda e=e: web.Response(status=302, headers={"Location": e}))
+        site.answer_after(e, [b], lambda code=404 if i % 3 == 0 else 200: web.Response(status=code), 0.3)
         lines += [site.url(a), site.url(b)]
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     options: dict[str, Any] = dict(max_concurrency=16, host_concurrency=16)
@@ -226,22 +217,13 @@ async def test_jobs_a_redirect_waiting_on_a_hop_another_process_fetches_ends_wit
     own = next(f"/s{i}" for i in range(100) if owner(f"/s{i}") == 0)
     assert len(pairs) == 4
 
-    def after(path: str, first: list[str], seconds: float, answer: Callable[[], web.Response]) -> None:
-        async def h(request: web.Request) -> web.StreamResponse:
-            for path in first:
-                await until_asked(site, path)
-            await asyncio.sleep(seconds)
-            return answer()
-
-        site.handler(path, h)
-
     lines = [site.url(own)]
     for a, b, e in pairs:
         site.redirect(a, e)
-        after(b, [e], 0.0, lambda e=e: web.Response(status=302, headers={"Location": e}))
-        after(e, [b], 0.5, lambda: web.Response(text="ok", content_type="text/html"))
+        site.answer_after(b, [e], lambda e=e: web.Response(status=302, headers={"Location": e}))
+        site.answer_after(e, [b], lambda: web.Response(text="ok", content_type="text/html"), 0.5)
         lines += [site.url(a), site.url(b)]
-    after(own, [b for _, b, _ in pairs], 0.0, lambda: web.Response(text="ok", content_type="text/html"))
+    site.answer_after(own, [b for _, b, _ in pairs], lambda: web.Response(text="ok", content_type="text/html"))
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     report = await asyncio.wait_for(linkhound.check(str(tmp_path / "urls.txt"), jobs=3), HANG_GUARD)
     results = {r.url: r for r in report.results}
