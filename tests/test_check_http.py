@@ -172,6 +172,36 @@ async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> N
     assert site.url("/e1") not in results  # (no link names the ends)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+async def test_redirects_through_one_hop_ask_the_hop_once(site: Site, tmp_path: Path, jobs: int) -> None:
+    # /a{i} -> /h{i} -> /e{i} and, read well after, /b{i} -> /h{i} (no link names /h or /e): the second redirect
+    # joins the way the first went from the hop on, in one process or in two
+    lines = []
+    for i in range(20):
+        if i % 5:
+            site.page(f"/e{i}", "ok")
+        else:
+            site.status(f"/e{i}", 404)
+        site.redirect(f"/a{i}", f"/h{i}")
+        site.redirect(f"/h{i}", f"/e{i}", 308)
+        site.redirect(f"/b{i}", f"/h{i}", 302)
+        lines.append(site.url(f"/a{i}"))
+    for i in range(40):  # (the queue reads 2 x 4 links ahead)
+        site.page(f"/f{i}", "ok")
+        lines.append(site.url(f"/f{i}"))
+    lines += [site.url(f"/b{i}") for i in range(20)]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4, jobs=jobs)
+    assert_asked_once(site)
+    results = by_url(report)
+    for i in range(20):
+        a, b = results[site.url(f"/a{i}")], results[site.url(f"/b{i}")]
+        assert a.redirects == b.redirects == (site.url(f"/h{i}"), site.url(f"/e{i}"))
+        assert a.redirect_codes == (301, 308) and b.redirect_codes == (302, 308)
+        assert a.status is b.status is (Status.OK if i % 5 else Status.BROKEN)
+        assert a.code == b.code == (200 if i % 5 else 404)
+
+
 async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_path: Path) -> None:
     # Pairs of redirects claimed together, sharing a hop no link names; the shared hop answers only once the
     # second redirect has been asked, so both are in flight at once. The second waits for the first's answer.

@@ -19,7 +19,7 @@ from .parsed_page import PARSABLE, ParsedPage
 from .soft404 import SoftNotFound, is_html
 from .status import Status
 from .types import Result
-from .urls import canonical_key
+from .urls import canonical_key, host_of
 
 if TYPE_CHECKING:
     from .cache import ResultCache
@@ -73,6 +73,10 @@ class Others(Protocol):
     def reached(self, keys: list[str], way: Way | None) -> None:
         """The hops that redirect fetched, and where it went (None: it failed without an answer)."""
 
+    def ask(self, url: str) -> bool:
+        """Whether a hop a redirect here reached is fetched by another process (the first of the run, asked now:
+        it tells where it went, as reached); False where this process fetches its hops itself."""
+
 
 class Fetcher:
     def __init__(
@@ -104,6 +108,10 @@ class Fetcher:
         self._reaching: dict[str, asyncio.Future[Way | None]] = {}
         self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
         self._remote: dict[str, asyncio.Future[Way | None]] = {}  # (the same, of another process: --jobs)
+        # where the redirects that fetched a hop went, by the hop's key, once they ended at an answer kept here
+        # (or at a URL checked on its own): a redirect that reaches the hop later joins that way (no second
+        # request). At most _ENDS_KEPT, oldest out
+        self._ways: dict[str, Way] = {}
         self._others_gone = False  # (others_gone(): no word from them can come any more)
         self._known = known
         self._checker = checker
@@ -167,7 +175,7 @@ class Fetcher:
         outcome: Outcome | None = None
         try:  # (the hops this claim's redirect fetched are passed on to those waiting for them, however it ends)
             outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
-            if outcome.same_as and (self._reaching or self._remote):
+            if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
                 r = end.result  # (kept for the end's own claim as well)
@@ -203,25 +211,70 @@ class Fetcher:
         if self._known is not None and self._known(url):
             return True
         key = canonical_key(url)
-        if self._ends is not None and key in self._ends:
-            return True
+        if self._ends is not None and (key in self._ends or key in self._ways):
+            return True  # (a hop fetched before: _joined takes its way)
         if key in self._reaching or key in self._remote:  # (not by a redirect that fetched hops of its own: two
             return asyncio.current_task() not in self._reached_by  # might wait for each other)
+        if self._others is not None and not self._others_gone and self._others.ask(url):
+            self._remote[key] = asyncio.get_running_loop().create_future()  # (the first process fetches it)
+            return True
         self._reaching[key] = asyncio.get_running_loop().create_future()
         self._reached_by.setdefault(asyncio.current_task(), []).append(key)
         if self._others is not None:
             self._others.reaching(key)
         return False
 
-    def _release(self, outcome: Outcome | None) -> None:
+    def _release(self, outcome: Outcome | None, hop: str = "") -> None:
         """The hops the calling task's redirect fetched: those waiting for them get where it went (None: it
-        failed before it had an answer)."""
+        failed before it had an answer). hop: the URL the task fetched as another process's hop (fetch_hop),
+        first on the way told."""
         keys = self._reached_by.pop(asyncio.current_task(), [])
         way = None if outcome is None else Way(outcome.redirects, outcome.redirect_codes, outcome.same_as)
+        if hop and way is not None:  # (the code that led to it is the asker's: _joined never reads it)
+            way = Way((hop, *way.redirects), (0, *way.codes), way.same_as)
+        self._keep_way(keys, way)
         for key in keys:
             self._reaching.pop(key).set_result(way)
         if self._others is not None and keys:
             self._others.reached(keys, way)
+
+    def fetch_hop(self, url: str) -> None:
+        """(--jobs, the first process) Another process's redirect reached url and asks this one to fetch it:
+        fetched here as a hop of one of this process's redirects (told as reaching, then where it went, after
+        its end's answer), unless it is in flight here already, checked on its own, or a kept end. One process
+        fetches every hop, so two redirects in two processes never both ask one."""
+        key = canonical_key(url)
+        others = self._others
+        if others is None or key in self._reaching or key in self._remote:
+            return  # (where it went is told when it has gone there)
+        if self._known is not None and self._known(url):
+            others.reached([key], Way((url,), (0,), url))
+            return
+        way = self._ways.get(key)  # (fetched before: asked again by a process that had not heard where it went)
+        if way is not None and way.same_as:
+            others.reached([key], way)
+            return
+        end_key = key if way is None else canonical_key(way.redirects[-1])
+        if self._ends is not None and (end := self._ends.get(end_key)) is not None:
+            others.kept(end_key, end)
+            others.reached([key], way or Way((url,), (0,), ""))
+            return
+        self._reaching[key] = asyncio.get_running_loop().create_future()
+        others.reaching(key)
+        task = asyncio.ensure_future(self._hop(Claim(key, url, host_of(url), 0, _CHECK, False)))
+        self._reached_by[task] = [key]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _hop(self, claim: Claim) -> None:
+        outcome: Outcome | None = None
+        try:
+            method = "GET" if self._get_leaves else "HEAD"
+            outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept)
+            if not outcome.same_as and (fetched := self._settled(claim, outcome, _result(claim, outcome))):
+                self._keep_end(fetched, outcome)
+        finally:
+            self._release(outcome, claim.url)
 
     def reaching_elsewhere(self, key: str) -> None:
         """Another process's redirect is fetching the URL of key now: a redirect here reaching it waits for
@@ -236,6 +289,7 @@ class Fetcher:
             waiting = self._remote.pop(key, None)
             if waiting is not None:
                 waiting.set_result(way)
+        self._keep_way(keys, way)
 
     def others_gone(self) -> None:
         """Nothing more can come from the other processes (--jobs: this one's lines from the first have ended,
@@ -249,7 +303,15 @@ class Fetcher:
     def _has_end(self, end: str, way: Way | None) -> bool:
         """Whether a way's end can be taken here: a URL checked on its own, or an answer kept here (a failure on
         the way is not kept, nor is any answer without a --jobs process's word of it)."""
-        return bool(way and way.same_as) or self._ends is not None and canonical_key(end) in self._ends
+        return bool(way and way.same_as) or self._ends is not None and canonical_key(end) in self._ends \
+            or self._known is not None and self._known(end)
+
+    def _keep_way(self, keys: list[str], way: Way | None) -> None:
+        """Where a redirect that fetched the hops of keys went, kept for those that reach one later (_joined),
+        if it ended where they can take it."""
+        if way is not None and way.redirects and self._ends is not None and self._has_end(way.redirects[-1], way):
+            for key in keys:
+                _put(self._ways, key, way)
 
     async def _way_at(self, key: str) -> Way | None:
         """Where the redirect fetching key went, once it is told (None: it failed, or no word came in time; a
@@ -271,9 +333,14 @@ class Fetcher:
         own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
         joined would loop or be too long), this claim is checked again on its own."""
         key = canonical_key(outcome.same_as)
-        if key not in self._reaching and key not in self._remote or asyncio.current_task() in self._reached_by:
+        way = self._ways.get(key)
+        if way is not None:  # (a hop fetched before, unless it is a URL the run checks on its own now)
+            if self._known is not None and self._known(outcome.same_as):
+                return outcome
+        elif key not in self._reaching and key not in self._remote or asyncio.current_task() in self._reached_by:
             return outcome
-        way = await self._way_at(key)
+        else:
+            way = await self._way_at(key)
         joined = None if way is None else _joined(outcome, way, key)
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
@@ -289,7 +356,8 @@ class Fetcher:
         if outcome.response is None or outcome.same_as or (fetched.page is not None and fetched.served is _PAGE):
             return
         r = fetched.result
-        end = Result(r.redirects[-1], r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
+        url = r.redirects[-1] if r.redirects else r.url  # (a hop fetched for another process may be its own end)
+        end = Result(url, r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
         key = canonical_key(end.url)
         kept = fetched._replace(result=end, page=None)
         self._put_end(key, kept)
@@ -304,9 +372,7 @@ class Fetcher:
 
     def _put_end(self, key: str, end: Fetched) -> None:
         assert self._ends is not None
-        if len(self._ends) >= _ENDS_KEPT:
-            del self._ends[next(iter(self._ends))]
-        self._ends[key] = end
+        _put(self._ends, key, end)
 
     def kept_ends(self) -> list[tuple[str, Fetched]]:
         """The redirect ends kept here, by key (told to the others of a --jobs run when they join)."""
@@ -367,6 +433,13 @@ class Fetcher:
     def warnings(self) -> list[str]:
         robots = self._robots.warnings() if self._robots is not None else []
         return robots + (self._soft.notes() if self._soft is not None else [])
+
+
+def _put(kept: dict[str, Any], key: str, value: Any) -> None:
+    """value by key in kept, which holds at most _ENDS_KEPT (the oldest goes)."""
+    if len(kept) >= _ENDS_KEPT:
+        del kept[next(iter(kept))]
+    kept[key] = value
 
 
 def _joined(ours: Outcome, theirs: Way, key: str) -> Outcome | None:

@@ -34,10 +34,12 @@ from .run import EventSink, Run
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
+    ASK,
     CHECKED,
     HEADER_BYTES,
     KEPT,
     LINE_LIMIT,
+    LINKS_END_LINE,
     REACHED,
     REACHING,
     SAME_AS,
@@ -253,8 +255,12 @@ class ShardedRun(Run):
                 elif kind == REACHED:
                     self._engine.fetcher.reached_elsewhere(record[1], way_of(record[2]))
                     self._to_others(encode_control(REACHED, record[1:]), but=proc)
+                elif kind == ASK:  # a hop proc's redirect reached: fetched here (where it went told to all)
+                    self._engine.fetcher.fetch_hop(record[1])
                 else:
                     ended = True
+                    if proc.stdin is not None and not proc.stdin.is_closing():
+                        proc.stdin.close()  # (nothing more it could ask)
                     if self._state is not None:
                         self._state.others_refetched += record[1]
                     if record[2] is not None:
@@ -284,7 +290,7 @@ class ShardedRun(Run):
             if self._held is not None:  # (dividing: the lines held go out first)
                 await asyncio.shield(self._split_task)
             self._split_task.cancel()
-        self._end_feeds()
+        self._send(LINKS_END_LINE)  # (their asks are still answered: each one's pipe closes at its end)
         if self._ahead_task is not None:
             self._ahead_task.cancel()
         others = asyncio.gather(*self._readers)
@@ -315,6 +321,9 @@ class _Relay:
     def reached(self, keys: list[str], way: Way | None) -> None:
         if self._split():
             self._send(encode_control(REACHED, [keys, way_record(way)]))
+
+    def ask(self, url: str) -> bool:
+        return False  # (this process fetches every hop: its own, and those the others ask for)
 
 
 class _Pipe(Protocol):

@@ -14,7 +14,7 @@ import os
 import signal
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .crawl_state import Found, Limits
 from .engine import Engine
@@ -26,12 +26,14 @@ from .notes import NotesPart
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
+    ASK,
     CHECKED,
     END,
     HEADER_BYTES,
     HELD,
     KEPT,
     LINE_LIMIT,
+    LINKS_END_LINE,
     REACHED,
     REACHING,
     SAME_AS,
@@ -89,6 +91,12 @@ class ForwardingLedger(MemoryLedger):
 
     def reached(self, keys: list[str], way: Way | None) -> None:
         self._add([REACHED, keys, way_record(way)])
+
+    def ask(self, url: str) -> bool:
+        """A hop a redirect here reached: the first process fetches it (and tells where it went)."""
+        self._add([ASK, url])
+        self.flush()  # at once: the redirect waits for the answer
+        return True
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -154,39 +162,67 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
 
     pools: list[ShardPool] = []
 
-    async def feed(add: Callable[[list[Found]], Awaitable[None]]) -> None:
-        try:
-            await read_lines(add)
-        finally:  # (no word of the others' redirects can come now: none is waited for)
-            engine.fetcher.others_gone()
+    told: list[asyncio.Task[None]] = []
 
-    async def read_lines(add: Callable[[list[Found]], Awaitable[None]]) -> None:
-        while line := await reader.readline():  # until the first process has read all its inputs, or stops
+    async def feed(add: Callable[[list[Found]], Awaitable[None]]) -> None:
+        links_ended = False
+        try:
+            links_ended = await read_links(add)
+        finally:
+            if links_ended:  # the first process still answers: what it tells is read until it closes the pipe
+                told.append(asyncio.ensure_future(read_told()))
+            else:  # (no word of the others' redirects can come now: none is waited for)
+                engine.fetcher.others_gone()
+
+    async def read_links(add: Callable[[list[Found]], Awaitable[None]]) -> bool:
+        """Links and what the others tell, until the links end (True), the first process stops or is gone."""
+        while line := await reader.readline():
+            if line == LINKS_END_LINE:
+                return True
             if line == STOP_LINE:
                 engine.stop()
-                return
+                return False
             control = decode_control(line)
             if control is None:
                 await add(decode_found(line))
-            elif HELD in control:
-                if ledger.state is not None:
-                    ledger.state.held_elsewhere(control[HELD])
-            elif KEPT in control:
-                for end in control[KEPT]:
-                    engine.fetcher.learn(*end_of(end))
-            elif REACHING in control:
-                engine.fetcher.reaching_elsewhere(control[REACHING])
-            elif REACHED in control:
-                keys, way = control[REACHED]
-                engine.fetcher.reached_elsewhere(keys, way_of(way))
             else:
-                pools[0].wait_until(*control[WAIT])
+                take(control)
+        return False
+
+    async def read_told() -> None:
+        try:
+            while line := await reader.readline():
+                if line == STOP_LINE:
+                    engine.stop()
+                elif (control := decode_control(line)) is not None:
+                    take(control)
+        finally:
+            engine.fetcher.others_gone()
+
+    def take(control: dict[str, Any]) -> None:
+        if HELD in control:
+            if ledger.state is not None:
+                ledger.state.held_elsewhere(control[HELD])
+        elif KEPT in control:
+            for end in control[KEPT]:
+                engine.fetcher.learn(*end_of(end))
+        elif REACHING in control:
+            engine.fetcher.reaching_elsewhere(control[REACHING])
+        elif REACHED in control:
+            keys, way = control[REACHED]
+            engine.fetcher.reached_elsewhere(keys, way_of(way))
+        else:
+            pools[0].wait_until(*control[WAIT])
 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
                     feed=feed, others=ledger)
     ledger.notes = engine.notes_part
     loop.call_later(_LOAD_AFTER, load)  # after the first process's first requests are out, before any answer
-    await engine.run([])
+    try:
+        await engine.run([])
+    finally:
+        for task in told:
+            task.cancel()
 
 
 def serve_forked(settings: Settings, shard: Shard, read_fd: int, write_fd: int) -> NoReturn:
