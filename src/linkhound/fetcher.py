@@ -107,6 +107,8 @@ class Fetcher:
         # its fetch() (the client follows redirects in its caller's task, where known() is called)
         self._reaching: dict[str, asyncio.Future[Way | None]] = {}
         self._reached_by: dict[asyncio.Task[Any] | None, list[str]] = {}
+        self._owner: dict[str, asyncio.Task[Any] | None] = {}  # (the task fetching each of those hops)
+        self._waiting: dict[asyncio.Task[Any] | None, str] = {}  # (the hop each task's redirect waits at: _joined)
         self._remote: dict[str, asyncio.Future[Way | None]] = {}  # (the same, of another process: --jobs)
         # where the redirects that fetched a hop went, by the hop's key, once they ended at an answer kept here
         # (or at a URL checked on its own): a redirect that reaches the hop later joins that way (no second
@@ -213,16 +215,35 @@ class Fetcher:
         key = canonical_key(url)
         if self._ends is not None and (key in self._ends or key in self._ways):
             return True  # (a hop fetched before: _joined takes its way)
-        if key in self._reaching or key in self._remote:  # (not by a redirect that fetched hops of its own: two
-            return asyncio.current_task() not in self._reached_by  # might wait for each other)
+        if key in self._reaching or key in self._remote:
+            return not self._fetches_anyway(key)
         if self._others is not None and not self._others_gone and self._others.ask(url):
             self._remote[key] = asyncio.get_running_loop().create_future()  # (the first process fetches it)
             return True
         self._reaching[key] = asyncio.get_running_loop().create_future()
-        self._reached_by.setdefault(asyncio.current_task(), []).append(key)
+        task = self._owner[key] = asyncio.current_task()
+        self._reached_by.setdefault(task, []).append(key)
         if self._others is not None:
             self._others.reaching(key)
         return False
+
+    def _fetches_anyway(self, key: str) -> bool:
+        """Whether the calling task's redirect, reaching a hop another redirect is fetching, fetches it too
+        rather than wait: when it has hops of its own that the other's redirect waits for, through a chain of
+        waits (they would wait for each other), or where that can't be told (the hop is another process's)."""
+        me = asyncio.current_task()
+        if me not in self._reached_by:
+            return False  # (no one waits for it)
+        owner, seen = self._owner.get(key), set()
+        while owner is not None and owner not in seen:
+            if owner is me:
+                return True
+            seen.add(owner)
+            at = self._waiting.get(owner)
+            if at is None or at not in self._reaching and at not in self._remote:
+                return False  # (it waits for no one, or for a way told already: it goes on at its next turn)
+            owner = self._owner.get(at)
+        return owner is None  # (the hop of another process: its waits are not known here)
 
     def _release(self, outcome: Outcome | None, hop: str = "") -> None:
         """The hops the calling task's redirect fetched: those waiting for them get where it went (None: it
@@ -235,6 +256,7 @@ class Fetcher:
         self._keep_way(keys, way)
         for key in keys:
             self._reaching.pop(key).set_result(way)
+            del self._owner[key]
         if self._others is not None and keys:
             self._others.reached(keys, way)
 
@@ -263,6 +285,7 @@ class Fetcher:
         others.reaching(key)
         task = asyncio.ensure_future(self._hop(Claim(key, url, host_of(url), 0, _CHECK, False)))
         self._reached_by[task] = [key]
+        self._owner[key] = task
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -271,6 +294,8 @@ class Fetcher:
         try:
             method = "GET" if self._get_leaves else "HEAD"
             outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept)
+            if outcome.same_as and (self._reaching or self._remote or self._ways):
+                outcome = await self._joined(claim, outcome, method, _NO_BODY, None)
             if not outcome.same_as and (fetched := self._settled(claim, outcome, _result(claim, outcome))):
                 self._keep_end(fetched, outcome)
         finally:
@@ -337,10 +362,15 @@ class Fetcher:
         if way is not None:  # (a hop fetched before, unless it is a URL the run checks on its own now)
             if self._known is not None and self._known(outcome.same_as):
                 return outcome
-        elif key not in self._reaching and key not in self._remote or asyncio.current_task() in self._reached_by:
+        elif key not in self._reaching and key not in self._remote or self._fetches_anyway(key):
             return outcome
         else:
-            way = await self._way_at(key)
+            task = asyncio.current_task()
+            self._waiting[task] = key
+            try:
+                way = await self._way_at(key)
+            finally:
+                del self._waiting[task]
         joined = None if way is None else _joined(outcome, way, key)
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
