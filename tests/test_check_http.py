@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,23 +149,31 @@ async def test_a_redirect_end_listed_below_its_redirect_is_not_requested_again(s
     assert gone.status is Status.BROKEN and gone.code == 404 and gone.redirects == ()
 
 
-async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> None:
-    # /a{i} and /b{i} both -> /e{i}, which no link names: the second redirect takes the answer the first ended at
+def _two_redirects_each(site: Site, tmp_path: Path, to: Callable[[int], str]) -> Path:
+    """A list of /a{i} (301 to to(i)), 40 pages, then /b{i} (302 to to(i)), i < 20; /e{i} answers 200, or 404
+    for every fifth. The /b are read well after their /a were followed (the queue reads 2 x 4 links ahead)."""
     lines = []
     for i in range(20):
         if i % 5:
             site.page(f"/e{i}", "ok")
         else:
             site.status(f"/e{i}", 404)
-        site.redirect(f"/a{i}", f"/e{i}")
-        site.redirect(f"/b{i}", f"/e{i}", 302)
+        site.redirect(f"/a{i}", to(i))
+        site.redirect(f"/b{i}", to(i), 302)
         lines.append(site.url(f"/a{i}"))
-    for i in range(40):  # (the queue reads 2 x 4 links ahead)
+    for i in range(40):
         site.page(f"/f{i}", "ok")
         lines.append(site.url(f"/f{i}"))
     lines += [site.url(f"/b{i}") for i in range(20)]
-    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
-    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4)
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    return urls
+
+
+async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> None:
+    # /a{i} and /b{i} both -> /e{i}, which no link names: the second redirect takes the answer the first ended at
+    urls = _two_redirects_each(site, tmp_path, lambda i: f"/e{i}")
+    report = await linkhound.check(str(urls), max_concurrency=4, host_concurrency=4)
     assert_asked_once(site)
     results = by_url(report)
     for i in range(20):
@@ -176,22 +185,10 @@ async def test_redirects_to_one_end_ask_it_once(site: Site, tmp_path: Path) -> N
 async def test_redirects_through_one_hop_ask_the_hop_once(site: Site, tmp_path: Path, jobs: int) -> None:
     # /a{i} -> /h{i} -> /e{i} and, read well after, /b{i} -> /h{i} (no link names /h or /e): the second redirect
     # joins the way the first went from the hop on, in one process or in two
-    lines = []
     for i in range(20):
-        if i % 5:
-            site.page(f"/e{i}", "ok")
-        else:
-            site.status(f"/e{i}", 404)
-        site.redirect(f"/a{i}", f"/h{i}")
         site.redirect(f"/h{i}", f"/e{i}", 308)
-        site.redirect(f"/b{i}", f"/h{i}", 302)
-        lines.append(site.url(f"/a{i}"))
-    for i in range(40):  # (the queue reads 2 x 4 links ahead)
-        site.page(f"/f{i}", "ok")
-        lines.append(site.url(f"/f{i}"))
-    lines += [site.url(f"/b{i}") for i in range(20)]
-    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
-    report = await linkhound.check(str(tmp_path / "urls.txt"), max_concurrency=4, host_concurrency=4, jobs=jobs)
+    urls = _two_redirects_each(site, tmp_path, lambda i: f"/h{i}")
+    report = await linkhound.check(str(urls), max_concurrency=4, host_concurrency=4, jobs=jobs)
     assert_asked_once(site)
     results = by_url(report)
     for i in range(20):
