@@ -174,8 +174,9 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
             else:  # (no word of the others' redirects can come now: none is waited for)
                 engine.fetcher.others_gone()
 
-    async def read_links(add: Callable[[list[Found]], Awaitable[None]]) -> bool:
-        """Links and what the others tell, until the links end (True), the first process stops or is gone."""
+    async def read_links(add: Callable[[list[Found]], Awaitable[None]] | None) -> bool:
+        """Links (fed to add; None: none come any more) and what the others tell, until the links end (True),
+        or the first process stops or is gone."""
         while line := await reader.readline():
             if line == LINKS_END_LINE:
                 return True
@@ -183,19 +184,15 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
                 engine.stop()
                 return False
             control = decode_control(line)
-            if control is None:
-                await add(decode_found(line))
-            else:
+            if control is not None:
                 take(control)
+            elif add is not None:
+                await add(decode_found(line))
         return False
 
     async def read_told() -> None:
         try:
-            while line := await reader.readline():
-                if line == STOP_LINE:
-                    engine.stop()
-                elif (control := decode_control(line)) is not None:
-                    take(control)
+            await read_links(None)
         finally:
             engine.fetcher.others_gone()
 
