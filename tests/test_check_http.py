@@ -199,6 +199,25 @@ async def test_redirects_through_one_hop_ask_the_hop_once(site: Site, tmp_path: 
         assert a.code == b.code == (200 if i % 5 else 404)
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+async def test_a_listed_url_that_was_a_hop_takes_the_way_from_there(site: Site, tmp_path: Path, jobs: int) -> None:
+    # /a{i} -> /h{i} -> /e{i}, then /b{i} -> /h{i}, then /h{i} itself, listed last: its own claim takes the way
+    # the first redirect went from it (no second request of the hop or of its end)
+    for i in range(20):
+        site.redirect(f"/h{i}", f"/e{i}", 308)
+    urls = _two_redirects_each(site, tmp_path, lambda i: f"/h{i}")
+    with urls.open("a") as f:
+        f.writelines(site.url(f"/h{i}") + "\n" for i in range(20))
+    report = await linkhound.check(str(urls), max_concurrency=4, host_concurrency=4, jobs=jobs)
+    assert_asked_once(site)
+    results = by_url(report)
+    for i in range(20):
+        h = results[site.url(f"/h{i}")]
+        assert h.redirects == (site.url(f"/e{i}"),) and h.redirect_codes == (308,)
+        assert h.status is results[site.url(f"/a{i}")].status is (Status.OK if i % 5 else Status.BROKEN)
+        assert h.code == (200 if i % 5 else 404)
+
+
 async def test_redirects_in_flight_together_ask_their_end_once(site: Site, tmp_path: Path) -> None:
     # Pairs of redirects claimed together, sharing a hop no link names; the shared hop answers only once the
     # second redirect has been asked, so both are in flight at once. The second waits for the first's answer.

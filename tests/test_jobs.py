@@ -278,8 +278,8 @@ async def test_jobs_random_redirect_graphs_report_as_one_process_and_ask_each_ur
     tmp_path: Path, site: Site, seed: int
 ) -> None:
     # Random redirect graphs without loops: 60 listed links each redirect to a hop or an end, 20 hops redirect to
-    # a later hop or an end, 30 ends answer 200, 404 or 410 (half of them listed too, anywhere in the list; no hop
-    # is listed). In 1 to 4 processes: the report is one process's, and the server sees each URL once
+    # a later hop or an end, 30 ends answer 200, 404 or 410 (half of them listed too, and half of the hops,
+    # anywhere in the list). In 1 to 4 processes: the report is one process's, and the server sees each URL once
     rng = random.Random(seed)
     ends = [f"/t{i}" for i in range(30)]
     hops = [f"/h{i}" for i in range(20)]
@@ -290,7 +290,7 @@ async def test_jobs_random_redirect_graphs_report_as_one_process_and_ask_each_ur
     starts = [f"/s{i}" for i in range(60)]
     for start in starts:
         site.redirect(start, rng.choice(hops + ends), rng.choice([301, 302]))
-    lines = [site.url(path) for path in starts + rng.sample(ends, 15)]
+    lines = [site.url(path) for path in starts + rng.sample(ends, 15) + rng.sample(hops, 10)]
     rng.shuffle(lines)
     (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
     options: dict[str, Any] = dict(max_concurrency=16, host_concurrency=16)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # (~0.2 µs each, several times per link).
 _CHECK, _BODY_PLAN, _PAGE = Plan.CHECK, Plan.BODY, Plan.PAGE
 _OK = Status.OK
+_NOWHERE = Outcome(_OK, None, "", (), 0.0)  # (a redirect of no hops yet, joined to a way: _way_on)
 
 
 _ENDS_KEPT = 10_000  # redirect ends kept for a claim of their own (Fetcher._keep_end)
@@ -176,7 +177,10 @@ class Fetcher:
         known = self._known_or_kept if self._ends is not None and claim.plan is _CHECK else self._known
         outcome: Outcome | None = None
         try:  # (the hops this claim's redirect fetched are passed on to those waiting for them, however it ends)
-            outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
+            if claim.plan is _CHECK and self._ways and claim.key in self._ways:
+                outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
+            if outcome is None:
+                outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
@@ -376,6 +380,16 @@ class Fetcher:
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
         return joined
+
+    def _way_on(self, key: str) -> Outcome | None:
+        """The claim of a URL an earlier redirect passed through (key in _ways), answered as that redirect went on
+        from it: its chain from there, and where it ended (a kept answer, or a URL checked on its own: then its
+        result is this one's). None where that end can't be taken any more: then it is requested."""
+        way = self._ways[key]
+        on = _joined(_NOWHERE, way, key)
+        if on is None or not on.redirects or not self._has_end(on.same_as, way):
+            return None
+        return on
 
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
