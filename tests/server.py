@@ -77,14 +77,7 @@ class Site:
 
     def reset(self, path: str) -> None:
         async def h(request: web.Request) -> web.StreamResponse:
-            transport = request.transport
-            assert transport is not None
-            sock = transport.get_extra_info("socket")
-            if sock is not None:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            transport.abort()
-            await asyncio.sleep(0.05)
-            return web.Response(status=500)
+            return await drop(request)
 
         self.routes[path] = h
 
@@ -159,6 +152,18 @@ def urlset(*urls: str) -> str:
     """A sitemap listing urls."""
     locs = "".join(f"<url><loc>{u}</loc></url>" for u in urls)
     return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locs}</urlset>'
+
+
+async def drop(request: web.Request) -> web.StreamResponse:
+    """No answer to request: its connection reset (the response returned is never sent)."""
+    transport = request.transport
+    assert transport is not None
+    sock = transport.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+    await asyncio.sleep(0.05)
+    return web.Response(status=500)
 
 
 async def until_asked(site: Site, path: str) -> None:

@@ -14,6 +14,7 @@ from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import Settings, StatusRule
 from .status import Status
+from .transport import HopTimeout
 from .urls import host_of
 
 # Servers that refuse or mishandle HEAD answer with these; the same URL is then asked with GET.
@@ -41,6 +42,7 @@ class Outcome(NamedTuple):
     response: Response | None = None
     same_as: str = ""  # a redirect reached this URL, checked on its own: its result is this one's
     redirect_codes: tuple[int, ...] = ()  # the status of each redirect
+    unanswered: bool = False  # a network error or timeout: the URL asked last gave no answer (redirects' last)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,13 +90,15 @@ class HttpChecker:
             t0 = time.monotonic()
             try:
                 resp = await self._client.fetch(url, method, want_body, known, headers)
-            except TimeoutError:
+            except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if attempt < policy.max_retries:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt))
                     continue
-                return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), (), time.monotonic() - started)
+                chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
+                return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), chain, time.monotonic() - started,
+                               None, "", codes, True)
             except KnownTarget as e:
                 return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url, e.codes)
             except RedirectError as e:
@@ -107,7 +111,8 @@ class HttpChecker:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt))
                     continue
-                return Outcome(Status.ERROR, None, e.reason, (), time.monotonic() - started)
+                return Outcome(Status.ERROR, None, e.reason, e.chain, time.monotonic() - started, None, "", e.codes,
+                               True)
             code = resp.status
             if code not in _SECOND_LOOK:  # most answers: 2xx, 404 and the like
                 self._pool.record(host, code, time.monotonic() - t0, pause=rate_limit_reset(resp.headers, code))

@@ -16,6 +16,7 @@ from .transport import (
     ClientOptions,
     Headers,
     Hop,
+    HopTimeout,
     NetworkError,
     Transport,
     content_type,
@@ -170,7 +171,12 @@ class HttpClient:
             if known is not None and known(target):
                 raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
-            hop = await self._request(method, current, url, tuple(chain), headers)
+            try:
+                hop = await self._request(method, current, url, tuple(chain), headers)
+            except TimeoutError:  # (no answer from the hop: the chain that led there goes with the failure)
+                raise HopTimeout(tuple(chain), tuple(codes)) from None
+            except NetworkError as e:
+                raise e.via(tuple(chain), tuple(codes)) from None
             following = hop.headers.get("Location") if hop.status in _REDIRECT_CODES else None
             if following is None:
                 return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))

@@ -394,10 +394,12 @@ class Fetcher:
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
         code alone, with no --accept-for rule), without the chain that led there, and its anchors but not its
-        page. A failure on the way (a loop, too many hops, a known URL reached) is not kept, nor a page whose
-        links are crawled (its end is adopted by the crawl state: never claimed again)."""
+        page. No answer at all (a network error or a timeout, after the retries) is the end's verdict too. A
+        failure on the way (a loop, too many hops, a known URL reached) is not kept, nor a page whose links are
+        crawled (its end is adopted by the crawl state: never claimed again)."""
         assert self._ends is not None
-        if outcome.response is None or outcome.same_as or (fetched.page is not None and fetched.served is _PAGE):
+        if outcome.response is None and not outcome.unanswered or outcome.same_as \
+                or (fetched.page is not None and fetched.served is _PAGE):
             return
         r = fetched.result
         url = r.redirects[-1] if r.redirects else r.url  # (a hop fetched for another process may be its own end)

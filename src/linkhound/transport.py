@@ -22,10 +22,27 @@ class NetworkError(Exception):
     """A request that got no answer: refused, reset, DNS, TLS, a malformed reply. `reason` is one clear line;
     `transient` says whether asking again may help (a reset may; a refused connection or failed lookup won't)."""
 
+    chain: tuple[str, ...] = ()  # (a redirect's hop: the redirects followed to it, it last, and their codes)
+    codes: tuple[int, ...] = ()
+
     def __init__(self, reason: str, transient: bool) -> None:
         super().__init__(reason)
         self.reason = reason
         self.transient = transient
+
+    def via(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> NetworkError:
+        """This error, of a hop reached through chain."""
+        self.chain, self.codes = chain, codes
+        return self
+
+
+class HopTimeout(TimeoutError):
+    """A redirect's hop that gave no answer in time, reached through chain (it last; codes: their statuses)."""
+
+    def __init__(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> None:
+        super().__init__()
+        self.chain = chain
+        self.codes = codes
 
 
 class Headers(Protocol):
