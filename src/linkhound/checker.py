@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import NamedTuple
 
@@ -45,8 +44,7 @@ class Outcome(NamedTuple):
     unanswered: bool = False  # a network error or timeout: the URL asked last gave no answer (redirects' last)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckPolicy:
+class CheckPolicy(NamedTuple):
     accept: frozenset[int]
     max_retries: int
     retry_backoff: float

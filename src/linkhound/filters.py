@@ -7,7 +7,7 @@ is judged by the addresses it resolves to, at connection time (the client's reso
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass
+from typing import NamedTuple
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -61,8 +61,7 @@ class AddressExcluded(OSError):
         return f"redirect to {self.host}: {why}" if self.chain else why
 
 
-@dataclass(frozen=True, slots=True)
-class AddressFilter:
+class AddressFilter(NamedTuple):
     """Which kinds of address are excluded (--exclude-all-private turns on all three)."""
 
     private: bool = False

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote
 
 
-@dataclass(frozen=True, slots=True)
-class Anchors:
+class Anchors(NamedTuple):
     """The anchors of one document, computed once per document and run."""
 
     names: frozenset[str]

@@ -7,7 +7,7 @@ import time
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     Latencies = array[float]  # of "d": seconds
@@ -15,8 +15,7 @@ else:
     Latencies = array
 
 
-@dataclass(frozen=True, slots=True)
-class HostLimits:
+class HostLimits(NamedTuple):
     """The limits of one host. rate is requests per second (None: unlimited); burst is the bucket size."""
 
     concurrency: int = 8

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from .env import expand_env
 from .exceptions import OptionError, UsageError
@@ -14,12 +14,11 @@ from .host_pool import HostLimits
 _KEYS = {"concurrency", "rate", "burst", "headers"}
 
 
-@dataclass(frozen=True, slots=True)
-class HostSettings:
+class HostSettings(NamedTuple):
     concurrency: int | None = None
     rate: float | None = None
     burst: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def limits(self, default: HostLimits) -> HostLimits:
         return HostLimits(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import glob
 import os
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
@@ -21,8 +19,7 @@ _GLOB_CHARS = frozenset("*?[")
 INPUT_SOURCE = "(input)"  # where a URL input was named, when nothing says more (a library call)
 
 
-@dataclass(frozen=True, slots=True)
-class Input:
+class Input(NamedTuple):
     """One thing to read links from: a URL to fetch, or a document already in hand."""
 
     location: str  # URL, or path as the user wrote it, or "-" for stdin
@@ -66,7 +63,7 @@ def collect(
             if not named.line:
                 raise
             raise InputError(f"{named.named_in}:{named.line}", str(e)) from None
-        out.extend(dataclasses.replace(i, named_in=named.named_in, line=named.line) for i in expanded)
+        out.extend(i._replace(named_in=named.named_in, line=named.line) for i in expanded)
     return out
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import quote_from_bytes, unquote, urlsplit
 
 from .status import Status
@@ -23,8 +23,7 @@ CONVENTIONAL_INDEX_FILES = ("index.html", "index.md", "README.md")
 EMAIL_HINT = "looks like an e-mail address: missing mailto:?"
 
 
-@dataclass(frozen=True, slots=True)
-class FileCheck:
+class FileCheck(NamedTuple):
     status: Status
     reason: str
     path: str | None  # the file that holds the target's content (index file for a directory)

@@ -14,8 +14,8 @@ import functools
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
-from typing import Any
+from dataclasses import MISSING, field, fields
+from typing import Any, NamedTuple
 
 from .exceptions import OptionError
 
@@ -25,8 +25,7 @@ _KINDS = (bool, int, float, str, tuple, frozenset, dict)  # tuple: of str; froze
 _META = "linkhound.option"
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     """What a Settings field says about itself besides its name, type and default."""
 
     help: str  # a phrase, lower case, no final period: "crawl at most N pages"
@@ -70,8 +69,7 @@ def option(
     return field(default=default, repr=not secret, metadata=meta)
 
 
-@dataclass(frozen=True)
-class OptionField:
+class OptionField(NamedTuple):
     """A declared option with what its field knows: name, kind (the type without None) and default."""
 
     name: str

@@ -7,7 +7,7 @@ import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
 from .exceptions import OptionError
@@ -82,8 +82,7 @@ def _compile(option: str, patterns: tuple[str, ...]) -> tuple[re.Pattern[str], .
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class Remap:
+class Remap(NamedTuple):
     pattern: re.Pattern[str]
     replacement: str
 
@@ -95,8 +94,7 @@ class Remap:
         return cls(_compile("remap", (parts[0],))[0], parts[1])
 
 
-@dataclass(frozen=True)
-class StatusRule:
+class StatusRule(NamedTuple):
     """--accept-for 'REGEX CODES' (or a [[status]] table): more accepted codes for the URLs REGEX finds."""
 
     pattern: re.Pattern[str]

@@ -4,9 +4,9 @@ below the client and both transports, so neither imports the other."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from sys import intern
-from typing import Protocol
+from types import MappingProxyType
+from typing import NamedTuple, Protocol
 
 from .filters import AddressFilter
 from .settings import BasicAuth
@@ -78,8 +78,7 @@ class Transport(Protocol):
         """One request, no redirects followed. Raises NetworkError, TimeoutError or AddressExcluded."""
 
 
-@dataclass(frozen=True, slots=True)
-class ClientOptions:
+class ClientOptions(NamedTuple):
     max_connections: int
     timeout: float
     max_redirects: int
@@ -87,10 +86,10 @@ class ClientOptions:
     user_agent: str
     headers: Mapping[str, str]
     insecure: bool = False
-    host_headers: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # by host[:port] or hostname
+    host_headers: Mapping[str, Mapping[str, str]] = MappingProxyType({})  # by host[:port] or hostname
     credentials: tuple[BasicAuth, ...] = ()  # --basic-auth, by URL pattern
     cookie_jar: str | None = None  # a Netscape cookies.txt to read at the start and write at the end
-    addresses: AddressFilter = field(default_factory=AddressFilter)  # --exclude-private and friends
+    addresses: AddressFilter = AddressFilter()  # --exclude-private and friends
     backend: str = "auto"  # --http-client: auto, reqwest or aiohttp
     offline: bool = False  # --offline: no request expected, so the default stack is only composed if one comes
 

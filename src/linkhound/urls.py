@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import ada_url
 
@@ -239,8 +239,7 @@ def remap(url: str, remaps: Iterable[Remap]) -> str:
     return url
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(NamedTuple):
     """Which pages a recursive crawl follows (as opposed to which links it checks)."""
 
     prefixes: tuple[str, ...]  # "scheme://host[:port]/dir/" of each seed
