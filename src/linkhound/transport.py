@@ -31,9 +31,10 @@ class NetworkError(Exception):
         self.transient = transient
 
     def via(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> NetworkError:
-        """This error, of a hop reached through chain."""
-        self.chain, self.codes = chain, codes
-        return self
+        """This error, of a hop reached through chain (a copy: a transport may raise one instance more than once)."""
+        error = NetworkError(self.reason, self.transient)
+        error.chain, error.codes = chain, codes
+        return error
 
 
 class HopTimeout(TimeoutError):
