@@ -8,12 +8,11 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import NamedTuple
 
-from .client import Headers, HttpClient, KnownTarget, NetworkError, RedirectError, Response
+from .client import Headers, HopTimeout, HttpClient, KnownTarget, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import Settings, StatusRule
 from .status import Status
-from .transport import HopTimeout
 from .urls import host_of
 
 # Servers that refuse or mishandle HEAD answer with these; the same URL is then asked with GET.

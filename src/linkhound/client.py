@@ -16,7 +16,6 @@ from .transport import (
     ClientOptions,
     Headers,
     Hop,
-    HopTimeout,
     NetworkError,
     Transport,
     content_type,
@@ -50,6 +49,15 @@ class KnownTarget(Exception):
         self.url = url
         self.chain = chain
         self.codes = codes  # the status of each redirect in chain
+
+
+class HopTimeout(TimeoutError):
+    """A redirect's hop that gave no answer in time, reached through chain (it last; codes: their statuses)."""
+
+    def __init__(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> None:
+        super().__init__()
+        self.chain = chain
+        self.codes = codes
 
 
 class Response(NamedTuple):
@@ -122,8 +130,9 @@ class HttpClient:
 
         want_body(content_type) decides, once the final headers are in, whether to read the body; headers go
         with every hop (a cached entry's validators: If-None-Match, If-Modified-Since).
-        Raises NetworkError, TimeoutError, RedirectError, or AddressExcluded when a hop's host is or
-        resolves to an excluded address. Credentials are chosen for each hop by its own URL (see _headers_for).
+        Raises NetworkError, TimeoutError (at a redirect's hop: its chain on the error, or HopTimeout),
+        RedirectError, or AddressExcluded when a hop's host is or resolves to an excluded address.
+        Credentials are chosen for each hop by its own URL (see _headers_for).
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
         """
         hop = await self._request(method, url, url, (), headers)

@@ -37,15 +37,6 @@ class NetworkError(Exception):
         return error
 
 
-class HopTimeout(TimeoutError):
-    """A redirect's hop that gave no answer in time, reached through chain (it last; codes: their statuses)."""
-
-    def __init__(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> None:
-        super().__init__()
-        self.chain = chain
-        self.codes = codes
-
-
 class Headers(Protocol):
     """Response headers, looked up case-insensitively."""
 
