@@ -11,7 +11,7 @@ from aiohttp import web
 
 import linkhound
 from linkhound import Page, Result, Status, page_parser
-from server import Handler, Site, SiteFactory, html, urlset
+from server import Handler, Site, SiteFactory, html, until_asked, urlset
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -149,6 +149,91 @@ async def test_a_redirect_to_a_page_linked_directly_fetches_and_parses_it_once(
     assert len(page.references) == 1  # the direct link (the redirect's own link is /old's)
     refs = [(ref.source, ref.line, ref.column, r.url) for r in report.results for ref in r.references]
     assert len(refs) == len(set(refs))
+
+
+@pytest.mark.parametrize("end", ["page", "timeout"])
+async def test_crawled_redirects_through_one_hop_ask_it_once(end: str, site: Site, make_site: SiteFactory) -> None:
+    # /a, /b (linked by /) and /c, /d (linked by /p) are pages of the crawl that redirect to /x on another host,
+    # out of scope, which /p links too. /x answers (a page, or too late) only once /b and /d have been asked, so
+    # the redirects and /x's own link are in flight together, in any order: /x is asked once, and each of them
+    # takes its answer, with its own chain
+    other = await make_site("127.0.0.2")
+
+    async def x(request: web.Request) -> web.StreamResponse:
+        await until_asked(site, "/b")
+        await until_asked(site, "/d")
+        if end == "timeout":
+            await asyncio.sleep(2)
+        return web.Response(text=html("/never"), content_type="text/html")
+
+    other.handler("/x", x)
+    site.page("/", html("/a", "/b", "/p"))
+    site.page("/p", html("/c", other.url("/x"), "/d"))
+    for path, code in (("/a", 301), ("/b", 302), ("/c", 307), ("/d", 308)):
+        site.redirect(path, other.url("/x"), code)
+    report = await asyncio.wait_for(linkhound.check([site.url("/")], recursive=True, timeout=1, max_retries=0,
+                                                    max_concurrency=8, host_concurrency=8), 60)
+    assert other.hits("/x") == 1 and other.hits("/never") == 0
+    assert all(n == 1 for n in site.counts().values()), site.counts()
+    results = {r.url: r for r in report.results}
+    status = Status.TIMEOUT if end == "timeout" else Status.OK
+    assert results[other.url("/x")].status is status
+    for path, code in (("/a", 301), ("/b", 302), ("/c", 307), ("/d", 308)):
+        r = results[site.url(path)]
+        assert r.status is status and r.redirects == (other.url("/x"),) and r.redirect_codes == (code,), r
+    assert {p.url for p in report.pages if p.followed} == {site.url("/"), site.url("/p")}
+
+
+async def test_a_crawled_redirects_end_linked_later_is_not_asked_again(site: Site, make_site: SiteFactory) -> None:
+    # /a, a page of the crawl, redirects to /e out of scope (a page, fetched with GET). /later, parsed well
+    # after, links /e#top and /e: both take /a's answer (its anchors too); and /b and /h, where /b -> /h -> /e
+    other = await make_site("127.0.0.2")
+    other.page("/e", '<h1 id="top">e</h1>' + html("/never"))
+    other.redirect("/h", other.url("/e"), 307)
+    site.page("/", html("/a", "/later"))
+    site.redirect("/a", other.url("/e"))
+    site.redirect("/b", other.url("/h"), 302)
+    site.slow("/later", 0.5, html(other.url("/e") + "#top", other.url("/e"), "/b", other.url("/h")))
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    assert other.counts() == {("GET", "/e"): 1, ("HEAD", "/h"): 1}
+    results = {r.url: r for r in report.results}
+    assert results[other.url("/e")].status is Status.OK and not results[other.url("/e")].redirects
+    assert results[site.url("/a")].redirects == (other.url("/e"),)
+    assert results[site.url("/b")].redirects == (other.url("/h"), other.url("/e"))
+    assert results[other.url("/h")].redirects == (other.url("/e"),) and results[other.url("/h")].status is Status.OK
+    assert not any(r.status.is_broken for r in report.results), [r for r in report.results if r.status.is_broken]
+
+
+async def test_a_crawled_redirect_waits_at_a_leafs_hop_and_asks_only_the_end_for_its_body(
+    site: Site, make_site: SiteFactory
+) -> None:
+    # / links /l out of scope (a leaf: HEAD) and /a, a page of the crawl; both redirect to /h -> /e. /a's
+    # redirect is sent only once the leaf's has reached /h, which answers a little later: /a waits at /h, then
+    # asks /e alone with GET (the leaf's HEAD kept only its status). /h is asked once either way
+    other = await make_site("127.0.0.2")
+
+    async def a(request: web.Request) -> web.StreamResponse:
+        await until_asked(other, "/h")
+        return web.Response(status=302, headers={"Location": other.url("/h")})
+
+    async def h(request: web.Request) -> web.StreamResponse:
+        await asyncio.sleep(0.3)
+        return web.Response(status=301, headers={"Location": other.url("/e")})
+
+    site.page("/", html(other.url("/l"), "/a"))
+    site.handler("/a", a)
+    other.redirect("/l", other.url("/h"), 307)
+    other.handler("/h", h)
+    other.page("/e", html("/never"))
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    seen = other.counts()
+    assert other.hits("/h") == 1 and other.hits("/l") == 1 and other.hits("/never") == 0, seen
+    assert seen[("GET", "/e")] <= 1 and seen[("HEAD", "/e")] <= 1, seen
+    results = {r.url: r for r in report.results}
+    for url, code in ((site.url("/a"), 302), (other.url("/l"), 307)):
+        assert results[url].status is Status.OK and results[url].code == 200
+        assert results[url].redirects == (other.url("/h"), other.url("/e"))
+        assert results[url].redirect_codes == (code, 301)
 
 
 async def test_depth_is_the_shortest_path(site: Site) -> None:

@@ -103,7 +103,7 @@ class Fetcher:
         # end below its redirect; a crawl's leaf link to it): no second request. At most _ENDS_KEPT, oldest out
         # (none with a cache or a soft-404 judge: their answers go their own ways)
         self._ends: dict[str, Fetched] | None = {} if keep_ends and soft is None and cache is None else None
-        # hops a leaf's redirect is fetching now, by key, each with its owner's outcome to come: a second redirect
+        # hops a redirect is fetching now, by key, each with its owner's outcome to come: a second redirect
         # reaching one waits for it instead of asking again (see _joined); and each owner's hops, by the task of
         # its fetch() (the client follows redirects in its caller's task, where known() is called)
         self._reaching: dict[str, asyncio.Future[Way | None]] = {}
@@ -171,23 +171,25 @@ class Fetcher:
         want = claim.plan >= _BODY_PLAN
         method = "GET" if want or self._get_leaves or self._soft is not None else "HEAD"
         want_body = _BODY if want else is_html if self._soft is not None else _NO_BODY
-        # a leaf's redirect stops at an end kept here too, and takes its answer (below); one asking for more
-        # than a status goes on to it (a kept end's answer may hold less than the claim needs)
-        # (and waits for a hop another leaf's redirect is fetching now)
-        known = self._known_or_kept if self._ends is not None and claim.plan is _CHECK else self._known
+        # a redirect stops at an end kept here too, and takes its answer (below), and waits for a hop another
+        # redirect is fetching now
+        known = self._known_or_kept if self._ends is not None else self._known
         outcome: Outcome | None = None
         try:  # (the hops this claim's redirect fetched are passed on to those waiting for them, however it ends)
-            if claim.plan is _CHECK and self._ways and claim.key in self._ways:
+            if self._ways and claim.key in self._ways:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
-                r = end.result  # (kept for the end's own claim as well)
-                return end._replace(result=Result(claim.url, r.status, r.code, r.reason, outcome.redirects,
-                                                  outcome.elapsed, claim.depth, r.content_type, (), False,
-                                                  outcome.redirect_codes))
+                if end.served is _CHECK and claim.plan is not _CHECK:  # (a status only: the claim wants the body)
+                    outcome = await self._onward(claim, outcome, method, want_body)
+                else:
+                    r = end.result  # (kept for the end's own claim as well)
+                    return end._replace(result=Result(claim.url, r.status, r.code, r.reason, outcome.redirects,
+                                                      outcome.elapsed, claim.depth, r.content_type, (), False,
+                                                      outcome.redirect_codes))
             response = outcome.response
             if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
                 if entry is not None and validators and outcome.code == 304 and response is not None:
@@ -212,7 +214,7 @@ class Fetcher:
 
     def _known_or_kept(self, url: str) -> bool:
         """Whether the run checks url on its own (known()), a redirect already ended there (kept here), or another
-        leaf's redirect is fetching it now (then waited for: _joined). If none, the calling task's redirect is
+        redirect is fetching it now (then waited for: _joined). If none, the calling task's redirect is
         about to fetch it: others reaching it wait for that."""
         if self._known is not None and self._known(url):
             return True
@@ -357,7 +359,7 @@ class Fetcher:
 
     async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
                       validators: dict[str, str] | None) -> Outcome:
-        """A redirect that stopped at a hop another leaf's redirect is fetching: from there on, the way is that
+        """A redirect that stopped at a hop another redirect is fetching: from there on, the way is that
         redirect's (its chain from the hop on, and where it ended: an answer kept here, or a URL checked on its
         own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
         joined would loop or be too long), this claim is checked again on its own."""
@@ -381,6 +383,13 @@ class Fetcher:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
         return joined
 
+    async def _onward(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool]) -> Outcome:
+        """A claim that wants the body of the end its redirect reached, of which only a status is kept (a leaf's
+        redirect asked it with HEAD): the end is asked for it, with the chain that led there first."""
+        on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known)
+        return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
+                           redirect_codes=outcome.redirect_codes + on.redirect_codes)
+
     def _way_on(self, key: str) -> Outcome | None:
         """The claim of a URL an earlier redirect passed through (key in _ways), answered as that redirect went on
         from it: its chain from there, and where it ended (a kept answer, or a URL checked on its own: then its
@@ -394,18 +403,18 @@ class Fetcher:
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
         code alone, with no --accept-for rule), without the chain that led there, and its anchors but not its
-        page. No answer at all (a network error or a timeout, after the retries) is the end's verdict too. A
-        failure on the way (a loop, too many hops, a known URL reached) is not kept, nor a page whose links are
-        crawled (its end is adopted by the crawl state: never claimed again)."""
+        page (so it serves no claim to crawl it: that one asks again). No answer at all (a network error or a
+        timeout, after the retries) is the end's verdict too. A failure on the way (a loop, too many hops, a
+        known URL reached) is not kept."""
         assert self._ends is not None
-        if outcome.response is None and not outcome.unanswered or outcome.same_as \
-                or (fetched.page is not None and fetched.served is _PAGE):
+        if outcome.response is None and not outcome.unanswered or outcome.same_as:
             return
         r = fetched.result
         url = r.redirects[-1] if r.redirects else r.url  # (a hop fetched for another process may be its own end)
         end = Result(url, r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
         key = canonical_key(end.url)
-        kept = fetched._replace(result=end, page=None)
+        kept = fetched._replace(result=end, page=None, served=_BODY_PLAN) if fetched.page is not None \
+            else fetched._replace(result=end)
         self._put_end(key, kept)
         if self._others is not None:
             self._others.kept(key, kept)
