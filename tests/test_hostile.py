@@ -61,6 +61,31 @@ async def test_a_body_that_drips_forever_times_out(site: Site) -> None:
     assert drip_result.status is Status.TIMEOUT
 
 
+async def test_a_redirect_to_a_body_that_drips_forever_times_out_with_its_chain(site: Site) -> None:
+    # /old -> /drip, a page whose body never ends: /old's result is the timeout, with the chain that led there;
+    # /drip, linked by a page parsed later (while /old is in flight, or after), takes that failure as its own
+    async def drip(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/html"})
+        await resp.prepare(request)
+        for _ in range(600):
+            await resp.write(b" ")
+            await asyncio.sleep(0.1)
+        return resp
+
+    site.handler("/drip", drip)
+    site.redirect("/old", "/drip", 308)
+    site.page("/", html("/old", "/later"))
+    site.slow("/later", 0.5, html("/drip"))
+    report = await asyncio.wait_for(
+        linkhound.check([site.url("/")], recursive=True, timeout=1.0, max_retries=0), 30
+    )
+    results = {r.url.removeprefix(site.base): r for r in report.results}
+    old, end = results["/old"], results["/drip"]
+    assert old.status is end.status is Status.TIMEOUT and old.reason == end.reason
+    assert old.redirects == (site.url("/drip"),) and old.redirect_codes == (308,)
+    assert site.hits("/drip") == 1 and site.hits("/old") == 1
+
+
 async def test_endless_redirects_stop_at_the_limit(site: Site) -> None:
     async def onward(request: web.Request) -> web.StreamResponse:
         n = int(request.match_info.get("tail", "0").rsplit("/", 1)[-1] or 0)

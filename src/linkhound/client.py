@@ -52,7 +52,8 @@ class KnownTarget(Exception):
 
 
 class HopTimeout(TimeoutError):
-    """A redirect's hop that gave no answer in time, reached through chain (it last; codes: their statuses)."""
+    """A redirect's hop that gave no answer in time, or its end whose body did not come in time, reached through
+    chain (it last; codes: their statuses)."""
 
     def __init__(self, chain: tuple[str, ...], codes: tuple[int, ...]) -> None:
         super().__init__()
@@ -130,7 +131,8 @@ class HttpClient:
 
         want_body(content_type) decides, once the final headers are in, whether to read the body; headers go
         with every hop (a cached entry's validators: If-None-Match, If-Modified-Since).
-        Raises NetworkError, TimeoutError (at a redirect's hop: its chain on the error, or HopTimeout),
+        Raises NetworkError, TimeoutError (at a redirect's hop or its end's body: its chain on the error, or
+        HopTimeout),
         RedirectError, or AddressExcluded when a hop's host is or resolves to an excluded address.
         Credentials are chosen for each hop by its own URL (see _headers_for).
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
@@ -266,8 +268,12 @@ class HttpClient:
                 body, truncated = await hop.read(self._options.max_body_size)
             else:
                 await hop.discard()
-        except BaseException:
+        except BaseException as e:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
+            if chain and isinstance(e, TimeoutError):  # (a redirect's end: the chain that led there goes with it)
+                raise HopTimeout(chain, codes) from None
+            if chain and isinstance(e, NetworkError):
+                raise e.via(chain, codes) from None
             raise
         return Response(url, hop.status, hop.headers, body, chain, truncated, ctype, codes)
 
