@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -101,6 +101,45 @@ async def test_retry_after_429_is_obeyed_then_succeeds(site: Site) -> None:
     assert by_url(report)[site.url("/flaky")].status is Status.OK
     times = [r.at for r in site.requests if r.path == "/flaky"]
     assert len(times) == 2 and times[1] - times[0] >= 0.95
+
+
+async def test_a_retry_after_redirects_asks_again_only_from_the_hop_that_failed(site: Site) -> None:
+    # /r -> /h -> /e, where /h and then /e each answer 503 the first time: each retry starts at the hop that
+    # answered it, so /r is asked once (from /r each time, it would be asked three times and /h twice more)
+    def once_unavailable(then: web.Response) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def h(request: web.Request) -> web.StreamResponse:
+            if site.hits(request.path) == 1:
+                return web.Response(status=503, headers={"Retry-After": "0"})
+            return then
+
+        return h
+
+    site.redirect("/r", "/h", 307)
+    site.handler("/h", once_unavailable(web.Response(status=308, headers={"Location": "/e"})))
+    site.handler("/e", once_unavailable(web.Response(status=404)))
+    report = await linkhound.check([site.url("/r")], max_retries=2, retry_backoff=0.01)
+    assert site.hits("/r") == 1 and site.hits("/h") == 2 and site.hits("/e") == 2
+    (r,) = report.results
+    assert r.status is Status.BROKEN and r.code == 404
+    assert r.redirects == (site.url("/h"), site.url("/e")) and r.redirect_codes == (307, 308)
+
+
+async def test_a_hop_that_timed_out_once_is_asked_again_without_its_redirect(site: Site,
+                                                                             make_site: SiteFactory) -> None:
+    # /r -> /h on another host, which gives no answer in time the first time: the retry asks /h again, not /r
+    other = await make_site("127.0.0.2")
+
+    async def h(request: web.Request) -> web.StreamResponse:
+        if other.hits("/h") == 1:
+            await asyncio.sleep(2)
+        return web.Response(text="ok")
+
+    other.handler("/h", h)
+    site.redirect("/r", other.url("/h"))
+    report = await linkhound.check([site.url("/r")], max_retries=1, retry_backoff=0.01, timeout=0.5)
+    assert site.hits("/r") == 1 and other.hits("/h") == 2
+    (r,) = report.results
+    assert r.status is Status.OK and r.redirects == (other.url("/h"),) and r.redirect_codes == (301,)
 
 
 async def test_redirect_loop_and_too_many_redirects(site: Site) -> None:

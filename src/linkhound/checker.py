@@ -83,17 +83,22 @@ class HttpChecker:
         host = host or host_of(url)
         started = time.monotonic()
         attempt = 0
+        chain: tuple[str, ...] = ()  # a retry asks again from the hop that failed, not from url: (its chain, codes)
+        codes: tuple[int, ...] = ()
         while True:
             t0 = time.monotonic()
             try:
-                resp = await self._client.fetch(url, method, want_body, known, headers)
+                if chain:
+                    resp = await self._client.resume(url, chain, codes, method, want_body, known, headers)
+                else:
+                    resp = await self._client.fetch(url, method, want_body, known, headers)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
+                chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
                 if attempt < policy.max_retries:
                     attempt += 1
                     await asyncio.sleep(self._backoff(attempt))
                     continue
-                chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
                 return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), chain, time.monotonic() - started,
                                None, "", codes, True)
             except KnownTarget as e:
@@ -106,6 +111,7 @@ class HttpChecker:
                 self._pool.record(host, None, time.monotonic() - t0)
                 if e.transient and attempt < policy.max_retries:
                     attempt += 1
+                    chain, codes = e.chain, e.codes
                     await asyncio.sleep(self._backoff(attempt))
                     continue
                 return Outcome(Status.ERROR, None, e.reason, e.chain, time.monotonic() - started, None, "", e.codes,
@@ -125,9 +131,11 @@ class HttpChecker:
                 return self._verdict(resp, accept, time.monotonic() - started)  # asking again won't get past it
             if method == "HEAD" and code in HEAD_REFUSED:
                 method = "GET"  # not a retry: the server may only refuse HEAD
+                chain, codes = resp.redirects, resp.redirect_codes
                 continue
             if code in RETRY_CODES and code not in accept and attempt < policy.max_retries:
                 attempt += 1
+                chain, codes = resp.redirects, resp.redirect_codes
                 wait = self._backoff(attempt) if retry_after is None else retry_after
                 await asyncio.sleep(min(wait, policy.max_retry_wait))
                 continue

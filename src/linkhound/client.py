@@ -142,6 +142,24 @@ class HttpClient:
             return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
         return await self._redirected(url, method, want_body, known, headers, hop, location)
 
+    async def resume(
+        self,
+        url: str,
+        chain: tuple[str, ...],
+        codes: tuple[int, ...],
+        method: str,
+        want_body: Callable[[str], bool],
+        known: Callable[[str], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Response:
+        """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
+        before it not asked again: a retry where that hop failed, or answered with a code worth asking again."""
+        current = chain[-1]
+        hop = await self._hop(method, current, url, chain, codes, headers)
+        if hop.status not in _REDIRECT_CODES or (location := hop.headers.get("Location")) is None:
+            return await self._finish(hop, method, current, chain, want_body, codes)
+        return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes)
+
     async def _redirected(
         self,
         url: str,
@@ -151,12 +169,15 @@ class HttpClient:
         headers: Mapping[str, str] | None,
         hop: Hop,
         location: str,
+        before: tuple[str, ...] = (),
+        before_codes: tuple[int, ...] = (),
     ) -> Response:
-        """fetch() from the first redirect on: hop is url's answer, a redirect to location."""
-        chain: list[str] = []
-        codes: list[int] = []
-        seen = {url}
-        current = url
+        """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
+        last hop's), a redirect to location."""
+        chain = list(before)
+        codes = list(before_codes)
+        seen = {url, *before}
+        current = before[-1] if before else url
         while True:
             status = hop.status
             try:
@@ -182,16 +203,23 @@ class HttpClient:
             if known is not None and known(target):
                 raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
-            try:
-                hop = await self._request(method, current, url, tuple(chain), headers)
-            except TimeoutError:  # (no answer from the hop: the chain that led there goes with the failure)
-                raise HopTimeout(tuple(chain), tuple(codes)) from None
-            except NetworkError as e:
-                raise e.via(tuple(chain), tuple(codes)) from None
+            hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
             following = hop.headers.get("Location") if hop.status in _REDIRECT_CODES else None
             if following is None:
                 return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
             location = following
+
+    async def _hop(
+        self, method: str, url: str, origin: str, chain: tuple[str, ...], codes: tuple[int, ...],
+        extra: Mapping[str, str] | None,
+    ) -> Hop:
+        """_request() of a redirect's hop: a failure with no answer carries the chain that led there."""
+        try:
+            return await self._request(method, url, origin, chain, extra)
+        except TimeoutError:
+            raise HopTimeout(chain, codes) from None
+        except NetworkError as e:
+            raise e.via(chain, codes) from None
 
     async def _request(
         self, method: str, url: str, origin: str, chain: tuple[str, ...], extra: Mapping[str, str] | None = None
