@@ -142,6 +142,24 @@ async def test_a_hop_that_timed_out_once_is_asked_again_without_its_redirect(sit
     assert r.status is Status.OK and r.redirects == (other.url("/h"),) and r.redirect_codes == (301,)
 
 
+async def test_a_hop_reset_once_is_asked_again_without_its_redirect(site: Site, make_site: SiteFactory) -> None:
+    # /r -> /h on another host, whose first connection is reset: a reset is worth asking again on every stack,
+    # and the retry asks /h, not /r
+    other = await make_site("127.0.0.2")
+
+    async def h(request: web.Request) -> web.StreamResponse:
+        if other.hits("/h") == 1:
+            return await drop(request)
+        return web.Response(text="ok")
+
+    other.handler("/h", h)
+    site.redirect("/r", other.url("/h"))
+    report = await linkhound.check([site.url("/r")], max_retries=1, retry_backoff=0.01)
+    assert site.hits("/r") == 1
+    (r,) = report.results
+    assert r.status is Status.OK and r.redirects == (other.url("/h"),) and r.redirect_codes == (301,)
+
+
 async def test_redirect_loop_and_too_many_redirects(site: Site) -> None:
     site.redirect("/a", "/b")
     site.redirect("/b", "/a")

@@ -146,9 +146,11 @@ def network_error(e: rq.RequestError) -> NetworkError:
         return NetworkError("DNS lookup failed", transient=False)
     if any("certificate" in c or "tls" in c for c in lowered):
         return NetworkError(f"TLS error: {last}", transient=False)
+    if any("connection reset" in c for c in lowered):  # (also as a ConnectError: reset as the request went)
+        return NetworkError("connection reset", transient=True)
     if isinstance(e, rq.ConnectError):
         return NetworkError(f"connection failed: {_strip_os_error(last)}", transient=False)
-    if isinstance(e, rq.ReadError | rq.WriteError) or any("connection reset" in c for c in lowered):
+    if isinstance(e, rq.ReadError | rq.WriteError):
         return NetworkError("connection reset", transient=True)
     if any("connection closed" in c or "incomplete message" in c for c in lowered):
         return NetworkError("server closed the connection", transient=True)
