@@ -255,7 +255,9 @@ class Fetcher:
         """The hops the calling task's redirect fetched: those waiting for them get where it went (None: it
         failed before it had an answer). hop: the URL the task fetched as another process's hop (fetch_hop),
         first on the way told."""
-        keys = self._reached_by.pop(asyncio.current_task(), [])
+        keys = self._reached_by.pop(asyncio.current_task(), None)
+        if not keys:
+            return  # (most claims: no redirect of theirs fetched a hop)
         way = None if outcome is None else Way(outcome.redirects, outcome.redirect_codes, outcome.same_as)
         if hop and way is not None:  # (the code that led to it is the asker's: _joined never reads it)
             way = Way((hop, *way.redirects), (0, *way.codes), way.same_as)
@@ -263,7 +265,7 @@ class Fetcher:
         for key in keys:
             self._reaching.pop(key).set_result(way)
             del self._owner[key]
-        if self._others is not None and keys:
+        if self._others is not None:
             self._others.reached(keys, way)
 
     def fetch_hop(self, url: str) -> None:
