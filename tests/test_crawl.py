@@ -236,6 +236,29 @@ async def test_a_crawled_redirect_waits_at_a_leafs_hop_and_asks_only_the_end_for
         assert results[url].redirect_codes == (code, 301)
 
 
+async def test_a_page_claimed_while_a_redirect_fetches_it_takes_that_answer(site: Site) -> None:
+    # /a redirects to /e, which nobody has linked yet; /p, linked beside /a, links /e, so /e is claimed as a page
+    # while /a's redirect is fetching it (/e answers only well after /p has been asked). /e is fetched once, and
+    # crawled once, by its own claim, with the body /a's redirect got
+    async def e(request: web.Request) -> web.StreamResponse:
+        await until_asked(site, "/p")
+        await asyncio.sleep(0.5)
+        return web.Response(text=html("/f"), content_type="text/html")
+
+    site.page("/", html("/a", "/p"))
+    site.redirect("/a", "/e")
+    site.page("/p", html("/e"))
+    site.handler("/e", e)
+    site.page("/f", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    assert all(n == 1 for n in site.counts().values()) and site.hits("/e") == 1, site.counts()
+    assert [p.url for p in report.pages].count(site.url("/e")) == 1
+    results = {r.url: r for r in report.results}
+    assert results[site.url("/a")].redirects == (site.url("/e"),) and results[site.url("/a")].status is Status.OK
+    assert results[site.url("/e")].status is Status.OK and not results[site.url("/e")].redirects
+    assert {r.source for r in results[site.url("/f")].references} == {site.url("/e")}
+
+
 async def test_depth_is_the_shortest_path(site: Site) -> None:
     # "/" -> /l1 -> /l2 -> /l3 -> /shared (4 hops) arrives first, "/" -> /slow -> /shared (2 hops) later
     site.page("/", html("/l1", "/slow"))

@@ -116,6 +116,7 @@ class Fetcher:
         # request). At most _ENDS_KEPT, oldest out
         self._ways: dict[str, Way] = {}
         self._others_gone = False  # (others_gone(): no word from them can come any more)
+        self._pages_waiting: set[str] = set()  # keys of pages to crawl whose claims wait for a redirect's answer
         self._known = known
         self._checker = checker
         self._cache = cache
@@ -156,10 +157,15 @@ class Fetcher:
         if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
             return Fetched(refusal, Plan.PAGE)
         if (self._reaching or self._remote) and (claim.key in self._reaching or claim.key in self._remote):
-            await self._way_at(claim.key)  # a redirect (here or in another process) is fetching this URL now: its
-            # answer may be kept (below)
+            if claim.plan is _PAGE:
+                self._pages_waiting.add(claim.key)  # (the answer is kept with its page: _keep_end)
+            try:
+                await self._way_at(claim.key)  # a redirect (here or in another process) is fetching this URL now:
+            finally:  # its answer may be kept (below)
+                self._pages_waiting.discard(claim.key)
         if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
-            return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth))
+            return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth),
+                                final=claim.url if end.final else "")
         entry = None
         if self._cache is not None:
             entry = self._cache.get(claim.key)
@@ -405,7 +411,8 @@ class Fetcher:
     def _keep_end(self, fetched: Fetched, outcome: Outcome) -> None:
         """The answer a redirect ended at, kept as its end's own: the same verdict (it comes from that answer's
         code alone, with no --accept-for rule), without the chain that led there, and its anchors but not its
-        page (so it serves no claim to crawl it: that one asks again). No answer at all (a network error or a
+        page (so it serves no claim to crawl it: that one asks again), unless the end's own claim to crawl it
+        waits for this very answer. No answer at all (a network error or a
         timeout, after the retries) is the end's verdict too. A failure on the way (a loop, too many hops, a
         known URL reached) is not kept."""
         assert self._ends is not None
@@ -415,8 +422,12 @@ class Fetcher:
         url = r.redirects[-1] if r.redirects else r.url  # (a hop fetched for another process may be its own end)
         end = Result(url, r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
         key = canonical_key(end.url)
-        kept = fetched._replace(result=end, page=None, served=_BODY_PLAN) if fetched.page is not None \
-            else fetched._replace(result=end)
+        if fetched.page is None:
+            kept = fetched._replace(result=end)
+        elif key in self._pages_waiting:  # (the end's own claim, to crawl it, waits for this answer: it takes all)
+            kept = fetched._replace(result=end, served=_PAGE)
+        else:
+            kept = fetched._replace(result=end, page=None, served=_BODY_PLAN)
         self._put_end(key, kept)
         if self._others is not None:
             self._others.kept(key, kept)
