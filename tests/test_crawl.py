@@ -236,6 +236,37 @@ async def test_a_crawled_redirect_waits_at_a_leafs_hop_and_asks_only_the_end_for
         assert results[url].redirect_codes == (code, 301)
 
 
+async def test_crawled_redirects_to_an_end_known_by_its_status_ask_its_body_once(
+    site: Site, make_site: SiteFactory
+) -> None:
+    # / links /l out of scope (a leaf: HEAD /l, HEAD /e, kept as /e's status) and /later, parsed after that;
+    # /later links /a and /b, pages of the crawl that both redirect to /e at once: /e's body is asked once
+    other = await make_site("127.0.0.2")
+
+    async def e(request: web.Request) -> web.StreamResponse:
+        if request.method == "GET":
+            await asyncio.sleep(0.3)  # (both redirects reach /e while the first is asking it)
+        return web.Response(text=html("/never"), content_type="text/html")
+
+    async def later(request: web.Request) -> web.StreamResponse:
+        await until_asked(other, "/e")
+        await asyncio.sleep(0.2)
+        return web.Response(text=html("/a", "/b"), content_type="text/html")
+
+    site.page("/", html(other.url("/l"), "/later"))
+    site.handler("/later", later)
+    site.redirect("/a", other.url("/e"))
+    site.redirect("/b", other.url("/e"), 302)
+    other.redirect("/l", other.url("/e"), 307)
+    other.handler("/e", e)
+    report = await linkhound.check([site.url("/")], recursive=True, max_retries=0)
+    assert other.counts() == {("HEAD", "/l"): 1, ("HEAD", "/e"): 1, ("GET", "/e"): 1}, other.counts()
+    results = {r.url: r for r in report.results}
+    for path, code in (("/a", 301), ("/b", 302)):
+        r = results[site.url(path)]
+        assert r.status is Status.OK and r.redirects == (other.url("/e"),) and r.redirect_codes == (code,)
+
+
 async def test_a_page_claimed_while_a_redirect_fetches_it_takes_that_answer(site: Site) -> None:
     # /a redirects to /e, which nobody has linked yet; /p, linked beside /a, links /e, so /e is claimed as a page
     # while /a's redirect is fetching it (/e answers only well after /p has been asked). /e is fetched once, and

@@ -189,7 +189,9 @@ class Fetcher:
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
-                if end.served is _CHECK and claim.plan is not _CHECK:  # (a status only: the claim wants the body)
+                if end.served is _CHECK and claim.plan is not _CHECK:  # (a status only: the claim wants the body,
+                    end = await self._end_asked(canonical_key(outcome.same_as))  # which another may be asking)
+                if end is None or end.served is _CHECK and claim.plan is not _CHECK:
                     outcome = await self._onward(claim, outcome, method, want_body)
                 else:
                     r = end.result  # (kept for the end's own claim as well)
@@ -232,12 +234,16 @@ class Fetcher:
         if self._others is not None and not self._others_gone and self._others.ask(url):
             self._remote[key] = asyncio.get_running_loop().create_future()  # (the first process fetches it)
             return True
-        self._reaching[key] = asyncio.get_running_loop().create_future()
-        task = self._owner[key] = asyncio.current_task()
-        self._reached_by.setdefault(task, []).append(key)
+        self._reach(key)
         if self._others is not None:
             self._others.reaching(key)
         return False
+
+    def _reach(self, key: str) -> None:
+        """The calling task's redirect fetches the URL of key now: others reaching it wait (_joined)."""
+        self._reaching[key] = asyncio.get_running_loop().create_future()
+        task = self._owner[key] = asyncio.current_task()
+        self._reached_by.setdefault(task, []).append(key)
 
     def _fetches_anyway(self, key: str) -> bool:
         """Whether the calling task's redirect, reaching a hop another redirect is fetching, fetches it too
@@ -391,9 +397,25 @@ class Fetcher:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
         return joined
 
+    async def _end_asked(self, key: str) -> Fetched | None:
+        """The answer kept for key once the redirect fetching it now (another claim's _onward, asking it for its
+        body) has it; at once if none is, or if waiting would close a circle of waits (_fetches_anyway)."""
+        if (key in self._reaching or key in self._remote) and not self._fetches_anyway(key):
+            task = asyncio.current_task()
+            self._waiting[task] = key
+            try:
+                await self._way_at(key)
+            finally:
+                del self._waiting[task]
+        return self._ends.get(key) if self._ends is not None else None
+
     async def _onward(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool]) -> Outcome:
         """A claim that wants the body of the end its redirect reached, of which only a status is kept (a leaf's
-        redirect asked it with HEAD): the end is asked for it, with the chain that led there first."""
+        redirect asked it with HEAD): the end is asked for it, with the chain that led there first. Another
+        redirect reaching the end meanwhile waits for this answer (one process: --jobs tells no such ask)."""
+        key = canonical_key(outcome.same_as)
+        if self._others is None and key not in self._reaching and key not in self._remote:
+            self._reach(key)
         on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known)
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
