@@ -43,16 +43,18 @@ async def test_compression_bomb_is_cut_at_the_body_cap(site: Site) -> None:
     assert "/before" in urls and "/after-the-cap" not in urls
 
 
-async def test_a_body_that_drips_forever_times_out(site: Site) -> None:
-    async def drip(request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/html"})
-        await resp.prepare(request)
-        for _ in range(600):
-            await resp.write(b" ")
-            await asyncio.sleep(0.1)
-        return resp
+async def _drip(request: web.Request) -> web.StreamResponse:
+    """An HTML page whose body never ends: a space every 0.1 s, for a minute."""
+    resp = web.StreamResponse(headers={"Content-Type": "text/html"})
+    await resp.prepare(request)
+    for _ in range(600):
+        await resp.write(b" ")
+        await asyncio.sleep(0.1)
+    return resp
 
-    site.handler("/drip", drip)
+
+async def test_a_body_that_drips_forever_times_out(site: Site) -> None:
+    site.handler("/drip", _drip)
     site.page("/", html("/drip"))
     report = await asyncio.wait_for(
         linkhound.check([site.url("/")], recursive=True, timeout=1.0, max_retries=0), 30
@@ -64,15 +66,7 @@ async def test_a_body_that_drips_forever_times_out(site: Site) -> None:
 async def test_a_redirect_to_a_body_that_drips_forever_times_out_with_its_chain(site: Site) -> None:
     # /old -> /drip, a page whose body never ends: /old's result is the timeout, with the chain that led there;
     # /drip, linked by a page parsed later (while /old is in flight, or after), takes that failure as its own
-    async def drip(request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/html"})
-        await resp.prepare(request)
-        for _ in range(600):
-            await resp.write(b" ")
-            await asyncio.sleep(0.1)
-        return resp
-
-    site.handler("/drip", drip)
+    site.handler("/drip", _drip)
     site.redirect("/old", "/drip", 308)
     site.page("/", html("/old", "/later"))
     site.slow("/later", 0.5, html("/drip"))
