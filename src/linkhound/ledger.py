@@ -80,7 +80,10 @@ class Target:
             self.fragments = {**self.fragment_refs(), fragment: refs}
 
 
-PlainTargets = tuple[dict[str, Target], RefStore]
+# every target by key, the store of their references, and how to record a link (source, key, url, link as found,
+# #fragment) whose target may be new or that asks for a fragment: the sorter's fast path (see plain_targets)
+ReferRaw = Callable[[str, str, str, RawLink, "str | None"], None]
+PlainTargets = tuple[dict[str, Target], RefStore, ReferRaw]
 LinkRef = tuple[str, str, RawLink, "str | None"]  # a link to record: key, url, the link as found, its #fragment
 
 
@@ -91,8 +94,9 @@ class Ledger(Protocol):
 
     def __len__(self) -> int: ...
     def plain_targets(self) -> PlainTargets | None:
-        """Every target by key and the store of their references, for a caller that appends references itself
-        (the sorter's fast path); None when each reference must go through refer_links() or refer()."""
+        """Every target by key, the store of their references and a refer() of a link as found, for a caller that
+        records references itself (the sorter's fast path); None when each reference must go through
+        refer_links() or refer()."""
     def get(self, key: str) -> Target | None: ...
     def refer(self, key: str, url: str, ref: Reference, fragment: str | None = None) -> None:
         """Record one reference to key (its target made on first sight); a fragment is checked at once when
@@ -134,7 +138,7 @@ class MemoryLedger:
         return len(self._targets)
 
     def plain_targets(self) -> PlainTargets | None:
-        return self._targets, self.references
+        return self._targets, self.references, self._refer_raw
 
     def get(self, key: str) -> Target | None:
         return self._targets.get(key)
@@ -147,9 +151,10 @@ class MemoryLedger:
         for key, url, raw, fragment in links:
             self.refer(key, url, reference(source, raw), fragment)
 
-    def refer_id(self, key: str, url: str, ref_id: int, fragment: str | None = None) -> Target:
-        """refer(), with the reference already in the store (added with the target's url as its base)."""
-        return self._refer(self._target(key, url), ref_id, fragment)
+    def _refer_raw(self, source: str, key: str, url: str, raw: RawLink, fragment: str | None) -> None:
+        """refer() of a link as found in source, with no Reference made (stored as refer() stores it)."""
+        target = self._target(key, url)
+        self._refer(target, self.references.add_raw(source, raw, target.url), fragment)
 
     def _target(self, key: str, url: str) -> Target:
         target = self._targets.get(key)

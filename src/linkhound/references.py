@@ -63,6 +63,12 @@ class RefStore:
 
     def add(self, source: str, line: int, column: int, element: str, attribute: str, text: str, base: str = "") -> int:
         """A reference to a target whose URL is base (the text is read back with the same base)."""
+        return self.add_raw(source, (text, element, attribute, line, column), base)
+
+    def add_raw(self, source: str, link: RawLink | tuple[str, str, str, int, int], base: str = "") -> int:
+        """add() of a link as found (or a tuple of its first five fields): the sorter's call for each link of a
+        crawl, made without a frame more."""
+        text, element, attribute, line, column = link[:5]
         last, sid = self._last
         if source is not last and source != last:
             sid = len(self._sources)
@@ -94,11 +100,8 @@ class RefStore:
             self._texts.append(text)
         return tid
 
-    def add_raw(self, source: str, raw: RawLink, base: str = "") -> int:
-        return self.add(source, raw.line, raw.column, raw.element, raw.attribute, raw.text, base)
-
     def add_ref(self, ref: Reference, base: str = "") -> int:
-        return self.add(ref.source, ref.line, ref.column, ref.element, ref.attribute, ref.text, base)
+        return self.add_raw(ref.source, (ref.text, ref.element, ref.attribute, ref.line, ref.column), base)
 
     def get(self, i: int, base: str) -> Reference:
         """Reference i, added with base."""

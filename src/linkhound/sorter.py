@@ -21,7 +21,7 @@ from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
 _NEVER = 1 << 30  # a depth no link has
-_NO_TARGETS: PlainTargets = ({}, RefStore())  # never written to
+_NO_TARGETS: PlainTargets = ({}, RefStore(), lambda *_: None)  # never written to
 _GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
 _ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
@@ -67,7 +67,8 @@ class LinkSorter:
             self._old, self._http = self._http, {}
         http, old, refer, kept = self._http, self._old, self._ledger.refer_links, self._ledger.plain_targets()
         targets = None if kept is None else kept[0]
-        add = (kept or _NO_TARGETS)[1].add_raw  # (called only where targets is not None)
+        _, store, refer_raw = kept or _NO_TARGETS  # (used only where targets is not None)
+        add = store.add_raw
         # without targets at hand, references go to the ledger a batch at a time, in the order they come: the
         # batch is handed over before anything else is told to the ledger (a link decided now), and at the end
         batch: list[LinkRef] = []
@@ -112,8 +113,8 @@ class LinkSorter:
                 batch.append((key, resolved[0], raw, fragment))
             elif fragment is None and (target := targets.get(key)) is not None:
                 target.refs.append(add(source, raw, target.url))  # the common case by far: a link seen before
-            else:
-                refer(source, ((key, resolved[0], raw, fragment),))
+            else:  # a fragment asked for, or a target's first link
+                refer_raw(source, key, resolved[0], raw, fragment)
             told = crawl | seed << 2 if fragment is None else crawl | 2 | seed << 2
             if depth >= entry >> 4 and told << 1 | entry == entry:
                 known.append(key)  # nothing new for the state: only the edge
