@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from linkhound import Report, UsageError
+from linkhound import Report, UsageError, persistent_ledger
 from server import Site, SiteFactory, html
 from test_cli import ENV
 
@@ -140,6 +140,29 @@ async def test_a_finished_crawl_run_again_requests_nothing_and_reports_the_same(
     assert site.requests == []
     assert _results(again) == _results(first) and len(again.pages) == len(first.pages) == 3
     assert {e.url for e in events if isinstance(e, linkhound.Result)} == {r.url for r in first.results}
+
+
+async def test_a_finished_crawl_reported_again_reads_the_references_index_its_report_made(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.page("/", html("/a", "/b#x", "/gone"))
+    site.page("/a", html("/", "/b", "/gone"))
+    site.page("/b", html("/a", extra='<p id="x"></p>'))
+    state = str(tmp_path / "state")
+    first = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    made: list[str] = []
+    make = persistent_ledger._make_index
+
+    def counted(db: Any, create: str) -> None:
+        made.append(create.split()[5])
+        make(db, create)
+
+    monkeypatch.setattr(persistent_ledger, "_make_index", counted)
+    site.requests.clear()
+    again = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    assert site.requests == []
+    assert _results(again) == _results(first)
+    assert "refs_of" not in made  # (the earlier report's, kept: the second session wrote no reference)
 
 
 async def test_a_stopped_crawl_resumes_the_claims_it_cancelled(site: Site, tmp_path: Path) -> None:

@@ -177,10 +177,13 @@ class PersistentLedger:
         self._saved_notes = b""
         self._emit = emit
         self._indexed = emit is not None  # (results streamed as they come: each with its references, read back)
+        # an index left by an earlier session's report is dropped when this one first writes references (their
+        # inserts are cheaper without it): a finished crawl reported again writes none, and keeps it
+        self._drop_index = False
         if self._indexed:
             _make_index(self._db, _INDEX)
-        else:
-            self._db.execute("DROP INDEX IF EXISTS refs_of")
+        elif self._one("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = 'refs_of'") is not None:
+            self._indexed = self._drop_index = True
         self._asked: dict[int, set[str]] = {}  # fragments asked for since the last write, by target
         self._verdicts: set[tuple[int, str]] = set()  # fragments checked against their target's latest result
         # what a #fragment asked of a target is checked against, for targets whose result is known lately: the
@@ -764,6 +767,9 @@ class PersistentLedger:
             self._asked.clear()  # (in place: refer_links() may be adding to it)
         if self._pending:
             self._state.write_soon()
+            if self._drop_index:
+                self._db.execute("DROP INDEX refs_of")
+                self._indexed = self._drop_index = False
             if self._indexed:  # a target's references together: fewer places of the index touched (their order
                 self._pending[:] = _by_target(self._pending)  # among themselves is kept, and reports read it so)
             insert_flat(self._cursor, _INSERT_REF, self._pending, _REF_WIDTH)
