@@ -33,3 +33,20 @@ async def test_worker_parse_equals_in_process_parse(monkeypatch: pytest.MonkeyPa
         assert await parser.parse(b"\\x89PNG", "http://h.test/i.png", "image/png") is None
     finally:
         await parser.close()
+
+
+async def test_a_parser_started_with_a_crawl_gives_pages_to_its_worker_before_the_warm_up_is_over() -> None:
+    rules = LinkRules.from_settings(Settings())
+    expected = parse_page(rules, PAGE, "http://h.test/x/y.html", "text/html", False)
+    parser = PageParser(rules, include_code=False, workers=1)
+    parser.start()
+    try:
+        for _ in range(page_parser.WARMUP_PAGES - 10):  # (without start(), all of these are parsed here)
+            assert await asyncio.wait_for(parser.parse(PAGE, "http://h.test/x/y.html", "text/html"), 30) == expected
+            if parser.in_workers:
+                break
+            await asyncio.sleep(0.25)
+        assert parser.in_workers == 1
+    finally:
+        await parser.close()
+

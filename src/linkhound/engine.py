@@ -146,6 +146,8 @@ class Engine:
                 kept.callback(self._journal.close)  # after the report, which reads the state
                 await self._journal.resume(self.settings, inputs, self._sorter.files)
             try:
+                if self.settings.recursive:
+                    self._parser.start()  # (a crawl's pages are parsed on the other core from its first)
                 async with self._client:
                     await self._check_all(inputs)
                     await self._fetcher.close()
