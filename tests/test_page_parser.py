@@ -49,4 +49,3 @@ async def test_a_parser_started_with_a_crawl_gives_pages_to_its_worker_before_th
         assert parser.in_workers == 1
     finally:
         await parser.close()
-
