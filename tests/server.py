@@ -121,7 +121,9 @@ class Site:
     async def start(self, port: int = 0, tls: ssl.SSLContext | None = None) -> Site:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # at the end of a test, handlers still running (a slow answer a stopped run left) get a second, then are
+        # cancelled: aiohttp's default would wait up to 60 s for each
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         tcp = web.TCPSite(self._runner, self.host, port, ssl_context=tls)
         await tcp.start()
