@@ -61,6 +61,11 @@ class HopTimeout(TimeoutError):
         self.codes = codes
 
 
+def _via(e: TimeoutError | NetworkError, chain: tuple[str, ...], codes: tuple[int, ...]) -> Exception:
+    """A failure with no answer at the end of chain (codes: their statuses), carrying that chain."""
+    return HopTimeout(chain, codes) if isinstance(e, TimeoutError) else e.via(chain, codes)
+
+
 class Response(NamedTuple):
     """One fetch's answer (a named tuple: one is made per request, and they build ~3x faster than frozen
     dataclasses)."""
@@ -216,10 +221,8 @@ class HttpClient:
         """_request() of a redirect's hop: a failure with no answer carries the chain that led there."""
         try:
             return await self._request(method, url, origin, chain, extra)
-        except TimeoutError:
-            raise HopTimeout(chain, codes) from None
-        except NetworkError as e:
-            raise e.via(chain, codes) from None
+        except (TimeoutError, NetworkError) as e:
+            raise _via(e, chain, codes) from None
 
     async def _request(
         self, method: str, url: str, origin: str, chain: tuple[str, ...], extra: Mapping[str, str] | None = None
@@ -298,10 +301,8 @@ class HttpClient:
                 await hop.discard()
         except BaseException as e:
             hop.close()  # a timeout or reset mid-body: the connection can't be reused
-            if chain and isinstance(e, TimeoutError):  # (a redirect's end: the chain that led there goes with it)
-                raise HopTimeout(chain, codes) from None
-            if chain and isinstance(e, NetworkError):
-                raise e.via(chain, codes) from None
+            if chain and isinstance(e, (TimeoutError, NetworkError)):  # (a redirect's end: its chain goes with it)
+                raise _via(e, chain, codes) from None
             raise
         return Response(url, hop.status, hop.headers, body, chain, truncated, ctype, codes)
 
