@@ -371,6 +371,16 @@ class Fetcher:
                 del self._remote[key]
             return None
 
+    async def _waited(self, key: str) -> Way | None:
+        """_way_at(key), with the calling task's redirect noted meanwhile as waiting at key (_fetches_anyway reads
+        it: no circle of waits)."""
+        task = asyncio.current_task()
+        self._waiting[task] = key
+        try:
+            return await self._way_at(key)
+        finally:
+            del self._waiting[task]
+
     async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
                       validators: dict[str, str] | None) -> Outcome:
         """A redirect that stopped at a hop another redirect is fetching: from there on, the way is that
@@ -385,12 +395,7 @@ class Fetcher:
         elif key not in self._reaching and key not in self._remote or self._fetches_anyway(key):
             return outcome
         else:
-            task = asyncio.current_task()
-            self._waiting[task] = key
-            try:
-                way = await self._way_at(key)
-            finally:
-                del self._waiting[task]
+            way = await self._waited(key)
         joined = None if way is None else _joined(outcome, way, key)
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
@@ -401,12 +406,7 @@ class Fetcher:
         """The answer kept for key once the redirect fetching it now (another claim's _onward, asking it for its
         body) has it; at once if none is, or if waiting would close a circle of waits (_fetches_anyway)."""
         if (key in self._reaching or key in self._remote) and not self._fetches_anyway(key):
-            task = asyncio.current_task()
-            self._waiting[task] = key
-            try:
-                await self._way_at(key)
-            finally:
-                del self._waiting[task]
+            await self._waited(key)
         return self._ends.get(key) if self._ends is not None else None
 
     async def _onward(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool]) -> Outcome:
