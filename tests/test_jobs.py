@@ -22,6 +22,7 @@ import linkhound
 from cli_run import ENV, HANG_GUARD, arun
 from linkhound import Report, Settings
 from linkhound.api import _inputs
+from linkhound.crawl_state import Found, Limits, Plan, Progress
 from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
 from linkhound.shard_run import Forked, ShardedRun
@@ -588,3 +589,71 @@ async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_li
     one = await linkhound.check(inputs, jobs=1, **options)
     assert _comparable(two) == _comparable(one)
     assert two.summary.total == 3090
+
+
+async def test_jobs_a_process_out_of_its_own_urls_takes_back_its_share_of_the_others(
+    tmp_path: Path, make_site: SiteFactory
+) -> None:
+    """Once the inputs are read, the first process, out of its own URLs, takes back its share of those the other
+    still has queued, again until too few are left: each URL is still requested once, within the host limit, and
+    the report is the one-process report (redirects in either process to URLs that changed hands included)."""
+    a = await make_site("127.0.0.1")
+    other = Shard(1, 2)
+    lines = []
+    for i in range(300):
+        path = f"/s{i}"
+        a.slow(path, 0.02 if other.owns(canonical_key(a.url(path))) else 0.0)  # the other process's are slow
+        lines.append(a.url(path))
+    for i in range(20):
+        a.redirect(f"/r{i}", f"/s{i}")
+        lines.append(a.url(f"/r{i}"))
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    options = dict(host_concurrency=8, max_concurrency=8)
+
+    run = linkhound.start([str(urls)], jobs=2, **options)
+    assert isinstance(run, ShardedRun)
+    two = await run.report()
+    assert run.taken_back >= 16
+    assert run._state is not None
+    assert sum(other.owns(key) for key in run._state._records) == run.taken_back  # checked here instead
+    assert a.peak <= 8
+    assert max(a.counts().values()) == 1, [k for k, n in a.counts().items() if n > 1]
+    a.requests.clear()
+
+    one = await linkhound.check([str(urls)], jobs=1, **options)
+    assert _comparable(two) == _comparable(one)
+    assert two.summary.total == 320
+
+
+async def test_a_shard_gives_back_the_first_process_share_of_its_queue_and_nothing_it_fetched() -> None:
+    """ShardState.give_back: the first process's share of each host's URLs queued and never fetched (not those
+    claimed, nor one queued again for a raised plan), held elsewhere from then on, and taken back there with
+    their depth; nothing when fewer than `least` would go."""
+    here, first = Shard(1, 2), Shard(0, 2)
+    hosts = ["127.0.0.2:1", "127.0.0.3:1"]
+    urls = [f"http://{host}/p{i}" for i in range(400) for host in hosts]
+    found = [Found(url, url, url[7:18], 1, False) for url in urls if here.owns(url)]
+    state = here.state()(Limits(), lambda host: None)
+    assert len(await state.add(found)) == len(found) > 400
+    fetched = [await state.claim(host) for host in hosts]
+    raised = await state.claim(hosts[0])
+    assert raised is not None and all(fetched)
+    await state.done(raised, Plan.CHECK)
+    await state.add([Found(raised.key, raised.url, raised.host, 1, False, body=True)])  # again, for its body
+    again = state.record(raised.key)
+    assert again is not None and again.progress is Progress.QUEUED
+    queued, unfinished = state.queued, state.unfinished
+
+    given = state.give_back(16)
+    assert abs(len(given) - queued * first.share) <= 2
+    assert {f.host for f in given} == set(hosts)  # a share of each host's queue
+    assert {f.key for f in given}.isdisjoint({c.key for c in [*fetched, raised] if c is not None})
+    assert state.queued == queued - len(given) and state.unfinished == unfinished - len(given)
+    assert all(state.record(f.key) is None and state.depth(f.key) == 1 for f in given)  # held elsewhere
+    assert state.give_back(state.queued) == []  # (too few would go)
+
+    taker = first.state()(Limits(), lambda host: None)
+    await taker.add(found)  # (the first process reads every link: another shard's are held elsewhere)
+    claims = await taker.take_back(given)
+    assert [c.key for c in claims] == [f.key for f in given] and taker.queued == len(given)

@@ -48,6 +48,9 @@ if TYPE_CHECKING:
 # The parts of a run that only some options use (robots.txt, soft-404 probes, sitemap drift, certificates,
 # --changed-since, fixes) load when those options are on: a list of URLs asks for its first answers sooner.
 
+# --jobs: after the inputs are read, more URLs for this process (given back by the others), queued by the call
+More = Callable[[Callable[[list[Claim]], None]], Awaitable[None]]
+
 _SEED_BATCH = 32  # links added from an input between two chances for requests to go out (and answers in)
 _READ_AHEAD = 2  # links read from an input file are queued up to this many times --max-concurrency ahead
 
@@ -69,6 +72,7 @@ class Engine:
         feed: Callable[[Callable[[list[Found]], Awaitable[None]]], Awaitable[None]] | None = None,
         ahead: ParseAhead | None = None,
         others: Others | None = None,  # --jobs: the other processes, told of the redirects followed here
+        more: More | None = None,  # --jobs: URLs the others give back once the inputs are read, queued here
     ) -> None:
         s = self.settings = settings
         self._emit = emit
@@ -135,7 +139,7 @@ class Engine:
         self._unchanged = 0
         # a run checked by several processes (--jobs): the others' results merged here, or links found by the
         # process that reads the inputs fed to one that doesn't
-        self._joined, self._feed = joined, feed
+        self._joined, self._feed, self._more = joined, feed, more
 
     # -- the loop -------------------------------------------------------------------------------------
 
@@ -171,7 +175,8 @@ class Engine:
     async def _check_all(self, inputs: list[Input]) -> None:
         if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
             self._drift.start([i.location for i in inputs if i.is_url])
-        await self._drain(self._seed(inputs) if self._feed is None else self._feed(self._state_add))
+        producer = self._seed(inputs) if self._feed is None else self._feed(self._state_add)
+        await self._drain(producer if self._more is None else self._and_more(producer, self._more))
         if self._joined is not None:
             await self._joined()
         if self._drift is not None:
@@ -361,8 +366,16 @@ class Engine:
     async def _state_add(
         self, found: list[Found], parent: str | None = None, hop: int = 1, known: list[str] | tuple[()] = ()
     ) -> None:
-        for claim in await self._state.add(found, parent, hop, known):
+        self._queued(await self._state.add(found, parent, hop, known))
+
+    def _queued(self, claims: list[Claim]) -> None:
+        for claim in claims:
             self._fetcher.prepare(claim, self._scheduler.wake_host)
+
+    async def _and_more(self, producer: Awaitable[None], more: More) -> None:
+        """producer, then more: the run goes on while it adds (the inputs count as read only after it)."""
+        await producer
+        await more(self._queued)
 
     def _page(self, url: str, key: str | None, links: int, followed: bool) -> None:
         if self._journal is None:

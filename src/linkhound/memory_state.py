@@ -129,6 +129,31 @@ class MemoryState:
             r.progress = Progress.DONE
             self.unfinished -= 1
 
+    def give_away(self, part: float) -> list[Found]:
+        """About `part` of each host's queued URLs that were never fetched, taken out of this state (no longer
+        its records) and returned as found, for another process to check (--jobs: ShardState.give_back)."""
+        given: list[Found] = []
+        for queue in self._queues.values():
+            kept = []
+            count = int(len(queue) * part)
+            while queue and count > 0:
+                entry = queue.pop()  # the heap's last entry (among the latest queued): the rest is still a heap
+                r, token = entry[2], entry[3]
+                if r.token != token or r.progress is not Progress.QUEUED:
+                    continue  # (stale)
+                count -= 1
+                if r.served is not None:  # queued again, its plan raised: it stays
+                    kept.append(entry)
+                    continue
+                del self._records[r.key]
+                r.progress = Progress.DONE
+                self._queued -= 1
+                self.unfinished -= 1
+                given.append(Found(r.key, r.url, r.host, r.depth, r.crawlable, r.body, r.seed))
+            for entry in kept:
+                heapq.heappush(queue, entry)
+        return given
+
     def record(self, key: str) -> Record | None:
         r = self._records.get(key)
         return None if r is None else Record(r.key, r.url, r.depth, r.plan, r.progress, r.served)

@@ -231,6 +231,24 @@ class ShardState(MemoryState):
             if key not in here and (key not in elsewhere or depth < elsewhere[key]):
                 elsewhere[key] = depth
 
+    def give_back(self, least: int) -> list[Found]:
+        """The first process's share of the URLs queued here, for it has all but run out of its own (so a run
+        whose limits bind still ends in step, and one bound by CPU comes back for more): none when fewer than
+        least would go (not worth the lines; this process ends soon). From now on they are held elsewhere."""
+        part = Shard(0, self._shard.count).share
+        if self.queued * part < least:
+            return []
+        given = self.give_away(part)
+        for f in given:
+            self._elsewhere[f.key] = f.depth
+        return given
+
+    async def take_back(self, found: list[Found]) -> list[Claim]:
+        """URLs another process gave back (give_back): this process's own from now on, queued here."""
+        for f in found:
+            self._elsewhere.pop(f.key, None)
+        return await super().add(found)
+
     async def adopt(self, found: Found, parent: str | None = None) -> bool:
         if found.key in self._elsewhere:  # checked by its own process: known here, never fetched here
             return False

@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .crawl_state import Found, Limits
+from .crawl_state import Claim, Found, Limits
 from .engine import Engine
 from .exceptions import LinkhoundError
 from .fetcher import Fetched, Way
@@ -36,6 +36,7 @@ from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
     ASK,
     CHECKED,
+    GIVE,
     HEADER_BYTES,
     KEPT,
     LINE_LIMIT,
@@ -80,6 +81,9 @@ class ShardedRun(Run):
         self._lazy = settings.jobs is None
         self._split_task: asyncio.Task[None] | None = None
         self._held: list[bytes] | None = None  # lines for the others, held while this process's extra requests end
+        self._asked: dict[ShardProcess, asyncio.Future[list[Found]]] = {}  # URLs asked back, not given yet
+        self._gone: set[ShardProcess] = set()  # those whose lines have ended
+        self.taken_back = 0  # URLs the others gave back (checked here instead)
         shard = Shard(0, count)
         make_state = shard.state(self._forward, split=not self._lazy)
 
@@ -89,7 +93,8 @@ class ShardedRun(Run):
 
         pool = shard.pool(self._wait, self._pools.append, whole=self._lazy)
         engine = Engine(_part(settings, shard, whole=self._lazy), emit, None, state=state, ledger=self._ledger,
-                        pool=pool, joined=self._join, others=_Relay(self._to_others, self._is_split))
+                        pool=pool, joined=self._join, others=_Relay(self._to_others, self._is_split),
+                        more=self._take_back)
         super().__init__(engine, inputs, ahead=True)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
@@ -117,6 +122,8 @@ class ShardedRun(Run):
     def stop(self) -> None:
         super().stop()
         self._stopped = True
+        for proc in list(self._asked):
+            self._given(proc, [])
         for proc in self._procs:  # each stops taking work and sends what it checked
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.write(STOP_LINE)
@@ -257,6 +264,9 @@ class ShardedRun(Run):
                     self._to_others(encode_control(REACHED, record[1:]), but=proc)
                 elif kind == ASK:  # a hop proc's redirect reached: fetched here (where it went told to all)
                     self._engine.fetcher.fetch_hop(record[1])
+                elif kind == GIVE:
+                    new = tuple.__new__
+                    self._given(proc, [new(Found, f) for f in record[1]])
                 else:
                     ended = True
                     if proc.stdin is not None and not proc.stdin.is_closing():
@@ -265,6 +275,8 @@ class ShardedRun(Run):
                         self._state.others_refetched += record[1]
                     if record[2] is not None:
                         self._engine.add_notes(record[2])
+        self._gone.add(proc)
+        self._given(proc, [])  # (an ask it never answered: it has ended)
         if ended:  # its last line: the report is made while it exits (report() reaps it)
             return
         code = await proc.wait()
@@ -280,6 +292,41 @@ class ShardedRun(Run):
             self._ledger.checked(key, result_of(record, target.url), anchors)
         else:  # (a URL spelled otherwise than the link that made the target, as the claim had it)
             self._ledger.checked(key, result_of(record), anchors)
+
+    async def _take_back(self, queued: Callable[[list[Claim]], None]) -> None:
+        """Once the inputs are read, while the others' shares go on: whenever this process has all but run out of
+        its own URLs, each other one gives back its share of those it still has queued (ShardState.give_back),
+        until none has enough left to be worth a line. The run ends in step, whichever process was quicker."""
+        state = self._state
+        if state is None or not state.split or self._stopped:
+            return
+        if self._held is not None and self._split_task is not None:  # (dividing: the lines held go out first)
+            await asyncio.shield(self._split_task)
+        low = max(_GIVE_LEAST, Shard(0, self._count).part(self._settings.max_concurrency))
+        asked = list(self._procs)
+        while asked and not self._stopped:
+            if state.queued > low:
+                await asyncio.sleep(_LOOK_BACK)
+                continue
+            given = [await answer for answer in [self._ask_back(proc) for proc in asked]]
+            asked = [proc for proc, found in zip(asked, given, strict=True) if found]
+            for found in given:
+                self.taken_back += len(found)
+                queued(await state.take_back(found))
+
+    def _ask_back(self, proc: ShardProcess) -> asyncio.Future[list[Found]]:
+        """What proc gives back (none if it is gone, or goes before it answers)."""
+        answer = self._asked[proc] = asyncio.get_running_loop().create_future()
+        if proc in self._gone or proc.stdin is None or proc.stdin.is_closing():
+            self._given(proc, [])
+        else:
+            proc.stdin.write(encode_control(GIVE, _GIVE_LEAST))
+        return answer
+
+    def _given(self, proc: ShardProcess, found: list[Found]) -> None:
+        asked = self._asked.pop(proc, None)
+        if asked is not None and not asked.done():
+            asked.set_result(found)
 
     async def _join(self) -> None:
         """After this process's own URLs: no more links for the others; their results, all of them, before the
@@ -398,6 +445,8 @@ _LOOK = 0.05  # seconds between two looks at how busy the first process is (--jo
 _BUSY = 0.8  # ... the share of a core of CPU time it spent since the last look that counts as busy
 _BUSY_LOOKS = 2  # ... the looks in a row that must find it busy before the others join
 _LOOK_SHORT = 0.001  # seconds between two looks at the requests past this process's part, once they joined
+_LOOK_BACK = 0.005  # seconds between two looks at how many URLs this process has left, once the inputs are read
+_GIVE_LEAST = 16  # URLs given back in one line at least (fewer are not worth it: the giver ends soon anyway)
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
 
 

@@ -7,12 +7,14 @@ a host asked another process to wait until then (time.time()); {"a": [[key, resu
 nofollow], ...]}: redirect ends' answers another process kept (keep them too: no second request of an end);
 {"h": key}: a hop another process's redirect is fetching now (a redirect here reaching it waits); {"r": [keys,
 way]}: the hops it fetched, and where it went ([redirects, codes, same_as], or null if it failed on the way);
-{"n": 1}: no more links (the first process still answers asks, below, until this one's end); {"stop": 1}: take
-no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key checked),
+{"g": least}: give back half of the URLs still queued (the first process has run out of its own), none if
+fewer than least; {"n": 1}: no more links (the first process still answers asks, below, until this one's end);
+{"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key checked),
 ["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), ["w", host, until]
 (a host asked this process to wait), ["a", key, result, served, anchors, final, nofollow] (a redirect end's
 answer this process kept: the first process keeps it and tells the others), ["h", key] and ["r", keys, way]
-(as the lines above: relayed to the others), ["q", url] (a redirect here reached url: the first process
+(as the lines above: relayed to the others), ["g", [Found array, ...]] (the URLs given back, the answer
+to {"g": least}: the first process checks them), ["q", url] (a redirect here reached url: the first process
 fetches that hop and tells where it went, as REACHED), and last ["e", refetched, notes]
 (the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
 
@@ -35,6 +37,7 @@ CHECKED, SAME_AS, WAIT, END = "c", "s", "w", "e"
 KEPT = "a"  # a redirect end's answer a process kept (a record to the first process; a line it relays to the rest)
 HELD = "k"  # what the first process tells the others: URLs held elsewhere, never to be fetched by them
 REACHING, REACHED = "h", "r"  # a hop a redirect is fetching now; the hops it fetched, and where it went
+GIVE = "g"  # the first process asks for URLs back (its own are done); a shard's answer: those it gives
 ASK = "q"  # a hop a redirect reached, for the first process to fetch (one process fetches every hop: no tie)
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'

@@ -29,6 +29,7 @@ from .shard_wire import (
     ASK,
     CHECKED,
     END,
+    GIVE,
     HEADER_BYTES,
     HELD,
     KEPT,
@@ -97,6 +98,11 @@ class ForwardingLedger(MemoryLedger):
         self._add([ASK, url])
         self.flush()  # at once: the redirect waits for the answer
         return True
+
+    def give(self, given: list[Found]) -> None:
+        """The URLs given back to the first process (ShardState.give_back), which waits for them."""
+        self._add([GIVE, [tuple(f) for f in given]])
+        self.flush()
 
     def _add(self, record: Record) -> None:
         self._batch.append(record)
@@ -205,6 +211,8 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
                 engine.fetcher.learn(*end_of(end))
         elif REACHING in control:
             engine.fetcher.reaching_elsewhere(control[REACHING])
+        elif GIVE in control:
+            ledger.give(ledger.state.give_back(control[GIVE]) if ledger.state is not None else [])
         elif REACHED in control:
             keys, way = control[REACHED]
             engine.fetcher.reached_elsewhere(keys, way_of(way))
