@@ -657,3 +657,28 @@ async def test_a_shard_gives_back_the_first_process_share_of_its_queue_and_nothi
     await taker.add(found)  # (the first process reads every link: another shard's are held elsewhere)
     claims = await taker.take_back(given)
     assert [c.key for c in claims] == [f.key for f in given] and taker.queued == len(given)
+
+
+@pytest.mark.parametrize("end", ["stop", "cancel"])
+async def test_jobs_stopped_while_taking_urls_back_ends_and_reports_what_was_checked(
+    tmp_path: Path, site: Site, end: str
+) -> None:
+    """A run stopped (or cancelled) once the first process has taken URLs back ends at once: no ask is left
+    waiting, and what was checked is reported, each URL requested once."""
+    other = Shard(1, 2)
+    paths = [f"/s{i}" for i in range(400)]
+    for p in paths:
+        site.slow(p, 0.05 if other.owns(canonical_key(site.url(p))) else 0.0)
+    (tmp_path / "urls.txt").write_text("\n".join(site.url(p) for p in paths))
+    run = linkhound.start(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4, max_concurrency=4)
+    assert isinstance(run, ShardedRun)
+    reporting = asyncio.ensure_future(run.report())
+    while not run.taken_back and not reporting.done():
+        await asyncio.sleep(0.01)
+    assert not reporting.done()  # (the other's slow URLs: seconds of work left)
+    getattr(run, end)()
+    report = await asyncio.wait_for(reporting, HANG_GUARD)
+    assert report.summary.interrupted
+    urls = [r.url for r in report.results]
+    assert len(urls) == len(set(urls)) and len(urls) < len(paths)
+    assert max(site.counts().values()) == 1

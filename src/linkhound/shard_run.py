@@ -130,6 +130,8 @@ class ShardedRun(Run):
         self._end_feeds()
 
     def cancel(self) -> None:
+        if not self._stopped:  # (as the engine's cancel: stopped first, so no URL is asked back any more)
+            self.stop()
         super().cancel()
         self._signal(lambda proc: proc.kill())
 
