@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from linkhound.native_transport import NativeTransport
+from linkhound.native_transport import NativeTransport, _parse_head
 from linkhound.transport import DRAIN_LIMIT, ClientOptions, Hop, NetworkError, Transport
 
 BOUND = 10.0  # seconds: the most any scenario may take
@@ -951,3 +951,27 @@ def test_a_read_cancelled_mid_body_leaves_its_connection(run: Runner) -> None:
             await server.until(lambda: server.closed == 1, "the abandoned connection closed")
 
     run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        ("HTTP/1.1 200 OK\r\nServer: x\r\nContent-Length:  5 \r\nETag: \"a:b\"\r",
+         {"server": "x", "content-length": "5", "etag": '"a:b"'}),
+        ("HTTP/1.1 200 OK\nX-A: 1\nx-a: 2\nX-B: b", {"x-a": "1, 2", "x-b": "b"}),  # bare LFs; a header repeated
+        ("HTTP/1.1 301 Moved\r\nLocation: /a\r\nX-Long: one\r\n  two\r\n\tthree\r",  # obsolete folded lines
+         {"location": "/a", "x-long": "one two three"}),
+        ("HTTP/1.0 404 Not Found\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\nX: y\r",
+         {"set-cookie": "a=1, b=2", "x": "y"}),
+    ],
+)
+def test_a_head_is_read_in_one_pass_or_line_by_line_to_the_same_headers(head: str, expected: dict[str, str]) -> None:
+    status, version, headers = _parse_head(head)
+    assert (status, version) == (int(head[9:12]), head[5:8])
+    assert headers.map == expected
+    assert headers.cookies == (["a=1", "b=2"] if "ookie" in head else [])
+
+
+def test_a_head_line_with_no_colon_is_a_bad_answer() -> None:
+    with pytest.raises(NetworkError, match="header line 'no colon here'"):
+        _parse_head("HTTP/1.1 200 OK\r\nX: 1\r\nno colon here\r\nY: 2\r")

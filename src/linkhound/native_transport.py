@@ -273,13 +273,18 @@ def _parse_head(text: str) -> tuple[int, str, NativeHeaders]:
         raise NetworkError(f"bad response: status line '{first[:60]}'", transient=False)
     del lines[0]
     headers = NativeHeaders()
-    parts = [line.partition(":") for line in lines]
-    found = headers.map = {name.lower(): value.strip() for name, _, value in parts}
-    # the usual head in one pass; a repeated or folded header, a line with no colon, a cookie: line by line
-    if len(found) != len(parts) or "set-cookie" in found or "\n " in text or "\n\t" in text or not all(
-            sep for _, sep, _ in parts):
-        found.clear()
-        _each_header(lines, headers)
+    found = headers.map
+    # the usual head in one pass; a line with no colon, a repeated or folded header, a cookie: line by line
+    for line in lines:
+        name, sep, value = line.partition(":")
+        if not sep:
+            break
+        found[name.lower()] = value.strip()
+    else:
+        if len(found) == len(lines) and "set-cookie" not in found and "\n " not in text and "\n\t" not in text:
+            return int(first[9:12]), first[5:8], headers
+    found.clear()
+    _each_header(lines, headers)
     return int(first[9:12]), first[5:8], headers
 
 
@@ -292,7 +297,7 @@ def _each_header(lines: list[str], headers: NativeHeaders) -> None:
             continue
         name, sep, value = line.partition(":")
         if not sep:
-            raise NetworkError(f"bad response: header line '{line[:60]}'", transient=False)
+            raise NetworkError(f"bad response: header line '{line.rstrip()[:60]}'", transient=False)
         name = name.lower()
         value = value.strip()
         if name in found:
