@@ -232,9 +232,10 @@ class ShardState(MemoryState):
                 elsewhere[key] = depth
 
     def give_back(self, least: int) -> list[Found]:
-        """The first process's share of the URLs queued here, for it has all but run out of its own (so a run
-        whose limits bind still ends in step, and one bound by CPU comes back for more): none when fewer than
-        least would go (not worth the lines; this process ends soon). From now on they are held elsewhere."""
+        """The first process's share of the URLs queued here and never fetched, asked for once it has all but run
+        out of its own (a share, not half: a run whose limits bind still ends in step, and one bound by CPU
+        comes back for more); none when fewer than least would go (not worth the line: this process ends
+        soon). From now on they are held elsewhere."""
         part = Shard(0, self._shard.count).share
         if self.queued * part < least:
             return []

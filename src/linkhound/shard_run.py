@@ -54,6 +54,7 @@ from .shard_wire import (
     encode_wait,
     end_of,
     end_record,
+    found_of,
     load,
     result_of,
     way_of,
@@ -267,8 +268,7 @@ class ShardedRun(Run):
                 elif kind == ASK:  # a hop proc's redirect reached: fetched here (where it went told to all)
                     self._engine.fetcher.fetch_hop(record[1])
                 elif kind == GIVE:
-                    new = tuple.__new__
-                    self._given(proc, [new(Found, f) for f in record[1]])
+                    self._given(proc, found_of(record[1]))
                 else:
                     ended = True
                     if proc.stdin is not None and not proc.stdin.is_closing():

@@ -7,16 +7,16 @@ a host asked another process to wait until then (time.time()); {"a": [[key, resu
 nofollow], ...]}: redirect ends' answers another process kept (keep them too: no second request of an end);
 {"h": key}: a hop another process's redirect is fetching now (a redirect here reaching it waits); {"r": [keys,
 way]}: the hops it fetched, and where it went ([redirects, codes, same_as], or null if it failed on the way);
-{"g": least}: give back half of the URLs still queued (the first process has run out of its own), none if
-fewer than least; {"n": 1}: no more links (the first process still answers asks, below, until this one's end);
-{"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key checked),
-["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), ["w", host, until]
-(a host asked this process to wait), ["a", key, result, served, anchors, final, nofollow] (a redirect end's
-answer this process kept: the first process keeps it and tells the others), ["h", key] and ["r", keys, way]
-(as the lines above: relayed to the others), ["g", [Found array, ...]] (the URLs given back, the answer
-to {"g": least}: the first process checks them), ["q", url] (a redirect here reached url: the first process
-fetches that hop and tells where it went, as REACHED), and last ["e", refetched, notes]
-(the end, with what the process noted for the report's warnings: a notes.NotesPart)."""
+{"g": least}: give back the first process's share of the URLs queued and never fetched (it has run out of its own),
+none if fewer than least would go; {"n": 1}: no more links (the first process still answers asks, below, until this
+one's end); {"stop": 1}: take no new work. Back (stdout): batches of records, ["c", key, result, anchors] (key
+checked), ["s", key, end, result] (key redirects to end, checked on its own: end's result is key's), ["w", host,
+until] (a host asked this process to wait), ["a", key, result, served, anchors, final, nofollow] (a redirect end's
+answer this process kept: the first process keeps it and tells the others), ["h", key] and ["r", keys, way] (as the
+lines above: relayed to the others), ["g", [Found array, ...]] (the URLs given back, the answer to {"g": least}:
+the first process checks them), ["q", url] (a redirect here reached url: the first process fetches that hop and
+tells where it went, as REACHED), and last ["e", refetched, notes] (the end, with what the process noted for the
+report's warnings: a notes.NotesPart)."""
 
 from __future__ import annotations
 
@@ -101,8 +101,13 @@ def encode_found(found: list[Found]) -> bytes:
 
 def decode_found(line: bytes) -> list[Found]:
     import orjson
+    return found_of(orjson.loads(line))
+
+
+def found_of(rows: list[list[Any]]) -> list[Found]:
+    """Found arrays (a line of links, or the URLs given back) as Found."""
     new = tuple.__new__
-    return [new(Found, f) for f in orjson.loads(line)]
+    return [new(Found, f) for f in rows]
 
 
 def encode_wait(host: str, until: float) -> bytes:
