@@ -49,3 +49,21 @@ async def test_a_parser_started_with_a_crawl_gives_pages_to_its_worker_before_th
         assert parser.in_workers == 1
     finally:
         await parser.close()
+
+
+class _Text(str):
+    pass
+
+
+def test_a_parsed_page_crosses_as_marshal_and_as_a_pickle_where_marshal_cannot_carry_it() -> None:
+    from linkhound.parsed_page import HEADER, flatten, load_result, result_frame
+
+    rules = LinkRules.from_settings(Settings())
+    flat = flatten(parse_page(rules, PAGE, "http://h.test/x/y.html", "text/html", False))
+    assert flat is not None
+    odd = (*flat[:7], _Text("not fully parsed"))  # (a str subclass: marshal refuses it)
+    for page, tag in ((flat, b"m"), (None, b"m"), (odd, b"p")):
+        data = result_frame(7, page)  # type: ignore[arg-type]
+        size = HEADER.unpack(data[:HEADER.size])[0]
+        assert size == len(data) - HEADER.size and data[HEADER.size:HEADER.size + 1] == tag
+        assert load_result(data[HEADER.size:]) == (7, page)

@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import sys
-from typing import Any
 
 from .links import LinkRules
-from .parsed_page import HEADER, Flat, ParsedPage, frame, parse_page, unflatten
+from .parsed_page import HEADER, Flat, ParsedPage, frame, load_result, parse_page, unflatten
 
 __all__ = ["PageParser", "ParsedPage", "parse_page", "WARMUP_PAGES"]
 
@@ -23,11 +22,10 @@ __all__ = ["PageParser", "ParsedPage", "parse_page", "WARMUP_PAGES"]
 WARMUP_PAGES = 50
 
 
-async def read_frame(reader: asyncio.StreamReader) -> Any:
-    import pickle  # (as in parsed_page.frame)
-
+async def read_result(reader: asyncio.StreamReader) -> tuple[int, Flat | None]:
+    """A worker's next result frame (parsed_page.result_frame)."""
     size = HEADER.unpack(await reader.readexactly(HEADER.size))[0]
-    return pickle.loads(await reader.readexactly(size))
+    return load_result(await reader.readexactly(size))
 
 
 class _Worker:
@@ -40,7 +38,7 @@ class _Worker:
         assert self.process.stdout is not None
         try:
             while True:
-                request_id, flat = await read_frame(self.process.stdout)
+                request_id, flat = await read_result(self.process.stdout)
                 future = self.pending.pop(request_id, None)
                 if future is not None and not future.done():
                     future.set_result(flat)

@@ -7,7 +7,7 @@ import signal
 import sys
 from typing import Any
 
-from .parsed_page import HEADER, flatten, parse_page
+from .parsed_page import HEADER, flatten, parse_page, result_frame
 
 
 def main() -> None:
@@ -28,8 +28,7 @@ def main() -> None:
                 result = flatten(parse_page(rules, body, url, content_type, include_code))
             except Exception:  # a page that breaks a parser has no links; the run goes on
                 result = None
-            data = pickle.dumps((request_id, result), protocol=pickle.HIGHEST_PROTOCOL)
-            stdout.write(HEADER.pack(len(data)) + data)
+            stdout.write(result_frame(request_id, result))
             stdout.flush()
     except (EOFError, BrokenPipeError, KeyboardInterrupt):
         pass
