@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import linkhound
-from cli_run import arun
-from linkhound import Report
+from cli_run import HANG_GUARD, arun
+from linkhound import Report, Result
 from server import Site, html
 
 
@@ -130,11 +130,17 @@ async def test_a_stopped_rerun_is_finished_by_the_next_session(site: Site, tmp_p
     for i in range(10):
         site.slow(f"/p{i}", 0.01 if i < 5 else 30.0)  # the slow ones are in flight when the run stops
     site.requests.clear()
-    run = linkhound.start([site.url("/")], rerun_failed=True, max_concurrency=20, host_concurrency=20, **options)
+    checked: set[str] = set()  # (the quick ones' results, each with its record done in the same step)
+    run = linkhound.start([site.url("/")], rerun_failed=True, max_concurrency=20, host_concurrency=20,
+                          on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None, **options)
     task = asyncio.ensure_future(run.report())
-    while len([p for p in paths(site) if p.startswith("/p")]) < 10:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    quick = {site.url(f"/p{i}") for i in range(5)}
+
+    async def quick_ones_done() -> None:
+        while len([p for p in paths(site) if p.startswith("/p")]) < 10 or not quick <= checked:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(quick_ones_done(), HANG_GUARD)
     run.stop()
     run.cancel()
     stopped = await task
