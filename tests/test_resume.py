@@ -17,7 +17,8 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from linkhound import Report, UsageError, persistent_ledger
+from cli_run import HANG_GUARD
+from linkhound import Report, Result, UsageError, persistent_ledger
 from server import Site, SiteFactory, html
 from test_cli import ENV
 
@@ -170,11 +171,17 @@ async def test_a_stopped_crawl_resumes_the_claims_it_cancelled(site: Site, tmp_p
     for i in range(30):
         site.slow(f"/p{i}", 0.05 if i < 10 else 30.0)  # the slow ones are still in flight when the run stops
     state = str(tmp_path / "state")
-    run = linkhound.start([site.url("/")], recursive=True, state=state, max_concurrency=40, host_concurrency=40)
+    checked: set[str] = set()  # (the quick ones' results, each with its record done in the same step)
+    run = linkhound.start([site.url("/")], recursive=True, state=state, max_concurrency=40, host_concurrency=40,
+                          on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None)
     task = asyncio.ensure_future(run.report())
-    while sum(1 for r in site.requests if r.path.startswith("/p")) < 30:
-        await asyncio.sleep(0.01)
-    await asyncio.sleep(0.2)
+    quick = {site.url(f"/p{i}") for i in range(10)}
+
+    async def quick_ones_done() -> None:
+        while sum(1 for r in site.requests if r.path.startswith("/p")) < 30 or not quick <= checked:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(quick_ones_done(), HANG_GUARD)
     run.stop()
     run.cancel()
     stopped = await task
