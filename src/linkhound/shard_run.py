@@ -126,8 +126,7 @@ class ShardedRun(Run):
         for proc in list(self._asked):
             self._given(proc, [])
         for proc in self._procs:  # each stops taking work and sends what it checked
-            if proc.stdin is not None and not proc.stdin.is_closing():
-                proc.stdin.write(STOP_LINE)
+            _write(proc, STOP_LINE)
         self._end_feeds()
 
     def cancel(self) -> None:
@@ -227,22 +226,18 @@ class ShardedRun(Run):
 
     def _send(self, line: bytes, but: ShardProcess | None = None) -> None:
         for proc in self._procs:
-            if proc is not but and proc.stdin is not None and not proc.stdin.is_closing():
-                proc.stdin.write(line)
+            if proc is not but:
+                _write(proc, line)
 
     def _wait(self, host: str, until: float, sender: ShardProcess | None = None) -> None:
         """A host asked one process to wait: the others wait as long."""
         if sender is not None and self._pools:
             self._pools[0].wait_until(host, until)
-        line = encode_wait(host, until)
-        for proc in self._procs:
-            if proc is not sender and proc.stdin is not None and not proc.stdin.is_closing():
-                proc.stdin.write(line)
+        self._send(encode_wait(host, until), but=sender)
 
     def _end_feeds(self) -> None:
         for proc in self._procs:
-            if proc.stdin is not None and not proc.stdin.is_closing():
-                proc.stdin.close()
+            _close_feed(proc)
 
     async def _read(self, proc: ShardProcess) -> None:
         assert proc.stdout is not None
@@ -271,8 +266,7 @@ class ShardedRun(Run):
                     self._given(proc, found_of(record[1]))
                 else:
                     ended = True
-                    if proc.stdin is not None and not proc.stdin.is_closing():
-                        proc.stdin.close()  # (nothing more it could ask)
+                    _close_feed(proc)  # (nothing more it could ask)
                     if self._state is not None:
                         self._state.others_refetched += record[1]
                     if record[2] is not None:
@@ -319,10 +313,8 @@ class ShardedRun(Run):
     def _ask_back(self, proc: ShardProcess) -> asyncio.Future[list[Found]]:
         """What proc gives back (none if it is gone, or goes before it answers)."""
         answer = self._asked[proc] = asyncio.get_running_loop().create_future()
-        if proc in self._gone or proc.stdin is None or proc.stdin.is_closing():
+        if proc in self._gone or not _write(proc, encode_control(GIVE, _GIVE_LEAST)):
             self._given(proc, [])
-        else:
-            proc.stdin.write(encode_control(GIVE, _GIVE_LEAST))
         return answer
 
     def _given(self, proc: ShardProcess, found: list[Found]) -> None:
@@ -450,6 +442,21 @@ _LOOK_SHORT = 0.001  # seconds between two looks at the requests past this proce
 _LOOK_BACK = 0.005  # seconds between two looks at how many URLs this process has left, once the inputs are read
 _GIVE_LEAST = 16  # URLs given back in one line at least (fewer are not worth it: the giver ends soon anyway)
 _POLL = 0.005  # seconds between looks at a forked process that is about to exit, where pidfds are missing
+
+
+def _write(proc: ShardProcess, line: bytes) -> bool:
+    """line to proc, unless its feed is closed (or closing); whether it went."""
+    stdin = proc.stdin
+    if stdin is None or stdin.is_closing():
+        return False
+    stdin.write(line)
+    return True
+
+
+def _close_feed(proc: ShardProcess) -> None:
+    stdin = proc.stdin
+    if stdin is not None and not stdin.is_closing():
+        stdin.close()
 
 
 async def _exit_of(pid: int) -> None:
