@@ -168,6 +168,13 @@ async def drop(request: web.Request) -> web.StreamResponse:
     return web.Response(status=500)
 
 
+async def until(done: Callable[[], bool], seconds: float = 60.0) -> None:
+    """Wait until done() is true (at most `seconds`: only catches a hang)."""
+    async with asyncio.timeout(seconds):
+        while not done():
+            await asyncio.sleep(0.01)
+
+
 async def until_asked(site: Site, path: str) -> None:
     """Wait until the server has seen path (5 s at most: a run that never asks it still ends)."""
     for _ in range(500):

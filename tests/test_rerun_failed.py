@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import linkhound
-from cli_run import HANG_GUARD, arun
+from cli_run import arun
 from linkhound import Report, Result
-from server import Site, html
+from server import Site, html, until
 
 
 def broken_site(site: Site, other: Site) -> None:
@@ -135,12 +135,7 @@ async def test_a_stopped_rerun_is_finished_by_the_next_session(site: Site, tmp_p
                           on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None, **options)
     task = asyncio.ensure_future(run.report())
     quick = {site.url(f"/p{i}") for i in range(5)}
-
-    async def quick_ones_done() -> None:
-        while len([p for p in paths(site) if p.startswith("/p")]) < 10 or not quick <= checked:
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(quick_ones_done(), HANG_GUARD)
+    await until(lambda: len([p for p in paths(site) if p.startswith("/p")]) >= 10 and quick <= checked)
     run.stop()
     run.cancel()
     stopped = await task

@@ -17,9 +17,8 @@ import pytest
 from aiohttp import web
 
 import linkhound
-from cli_run import HANG_GUARD
 from linkhound import Report, Result, UsageError, persistent_ledger
-from server import Site, SiteFactory, html
+from server import Site, SiteFactory, html, until
 from test_cli import ENV
 
 
@@ -176,12 +175,7 @@ async def test_a_stopped_crawl_resumes_the_claims_it_cancelled(site: Site, tmp_p
                           on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None)
     task = asyncio.ensure_future(run.report())
     quick = {site.url(f"/p{i}") for i in range(10)}
-
-    async def quick_ones_done() -> None:
-        while sum(1 for r in site.requests if r.path.startswith("/p")) < 30 or not quick <= checked:
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(quick_ones_done(), HANG_GUARD)
+    await until(lambda: sum(1 for r in site.requests if r.path.startswith("/p")) >= 30 and quick <= checked)
     run.stop()
     run.cancel()
     stopped = await task
