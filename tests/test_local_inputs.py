@@ -144,6 +144,23 @@ async def test_an_href_that_is_an_e_mail_address_is_broken_with_a_hint(site: Sit
     assert [r.reason for r in report.broken] == [f"file not found ({hint})"]
 
 
+@pytest.mark.parametrize("kept", ["memory", "state"])
+async def test_a_mailto_link_on_every_page_has_one_verdict_with_every_reference(site: Site, tmp_path: Path,
+                                                                                 kept: str) -> None:
+    mails = ("mailto:docs@example.org", "mailto:not-an-address")
+    site.page("/", html("/a", "/b", *mails))
+    site.page("/a", html("/b", *mails))
+    site.page("/b", html(mails[1], mails[0]))
+    state = str(tmp_path / "state") if kept == "state" else None
+    report = await linkhound.check([site.url("/")], recursive=True, state=state)
+    verdicts = {r.url: (r.status, r.reason, sorted(ref.source.removeprefix(site.base) for ref in r.references))
+                for r in report.results if r.url.startswith("mailto:")}
+    assert verdicts == {
+        mails[0]: (Status.OK, "", ["/", "/a", "/b"]),
+        mails[1]: (Status.BROKEN, "invalid address 'not-an-address'", ["/", "/a", "/b"]),
+    }
+
+
 # -- local sitemaps --------------------------------------------------------------------------------------------
 
 

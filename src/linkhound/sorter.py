@@ -150,7 +150,10 @@ class LinkSorter:
         if resolved is None:
             ledger.decided("invalid:" + raw.text, raw.text, ref, route.status, route.reason)
         elif route.route is Route.MAILTO:
-            ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
+            if ledger.has_result(resolved.key):  # (the same address on every page: checked once)
+                ledger.refer(resolved.key, resolved.url, ref)
+            else:
+                ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
         elif route.route is Route.FILE:
             fragment = resolved.fragment if fragments else None
             if local and self._rules.root_dir is None and raw.text.startswith("/") and not raw.text.startswith("//"):
