@@ -90,11 +90,12 @@ def result_frame(request_id: int, flat: Flat | None) -> bytes:
     530-link page loads in 117 us against 144), behind a b"m"; a pickle behind b"p" for what marshal can't
     carry (a subclass of str or tuple, say)."""
     import marshal
-    import pickle
 
     try:
         data = b"m" + marshal.dumps((request_id, flat))
     except ValueError:
+        import pickle  # (only here: nearly every page is marshal's)
+
         data = b"p" + pickle.dumps((request_id, flat), protocol=pickle.HIGHEST_PROTOCOL)
     return HEADER.pack(len(data)) + data
 
@@ -102,8 +103,12 @@ def result_frame(request_id: int, flat: Flat | None) -> bytes:
 def load_result(data: bytes) -> tuple[int, Flat | None]:
     """The request id and parsed page of a result_frame's data (after its length)."""
     import marshal
-    import pickle
 
     body = memoryview(data)[1:]
-    loaded: tuple[int, Flat | None] = marshal.loads(body) if data[:1] == b"m" else pickle.loads(body)
+    if data[:1] == b"m":
+        loaded: tuple[int, Flat | None] = marshal.loads(body)
+        return loaded
+    import pickle  # (only for a page marshal could not carry)
+
+    loaded = pickle.loads(body)
     return loaded
