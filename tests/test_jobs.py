@@ -27,7 +27,7 @@ from linkhound.host_pool import HostLimits
 from linkhound.shard import Shard, jobs_for
 from linkhound.shard_run import Forked, ShardedRun
 from linkhound.urls import canonical_key
-from server import Site, SiteFactory, html
+from server import Site, SiteFactory, html, until
 
 
 def _comparable(report: Report) -> tuple[Any, ...]:
@@ -673,8 +673,7 @@ async def test_jobs_stopped_while_taking_urls_back_ends_and_reports_what_was_che
     run = linkhound.start(str(tmp_path / "urls.txt"), jobs=2, host_concurrency=4, max_concurrency=4)
     assert isinstance(run, ShardedRun)
     reporting = asyncio.ensure_future(run.report())
-    while not run.taken_back and not reporting.done():
-        await asyncio.sleep(0.01)
+    await until(lambda: run.taken_back > 0 or reporting.done())
     assert not reporting.done()  # (the other's slow URLs: seconds of work left)
     getattr(run, end)()
     report = await asyncio.wait_for(reporting, HANG_GUARD)
