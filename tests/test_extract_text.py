@@ -5,10 +5,12 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import linkhound.extract as extract_package
 from linkhound.extract import Kind, extract, extract_text, kind_for_path, kind_for_response, text_links
-from linkhound.extract.text import LineCounter, trim_url
+from linkhound.extract.text import LineCounter, find_urls, links_at, trim_url
 from linkhound.types import RawLink
 
 BASE = "file:///notes.txt"
@@ -250,3 +252,34 @@ def test_package_all_is_sorted_and_matches_its_exports() -> None:
     assert extract_package.__all__ == sorted(extract_package.__all__)
     for name in extract_package.__all__:
         assert hasattr(extract_package, name), name
+
+
+# A URL list's lines are taken whole (text_links' quick way); any other text goes find_urls' way. Both must give
+# the same links at the same places, whatever the mix of lines.
+_LIST_LINES = [
+    "https://a.example/x", "http://127.0.0.1:8081/docs/p1.html", "https://b.example/", "http:///",
+    "https://c.example/end.", "https://d.example/(x)", "https://e.example/q?a=1&b=2#top", "ftp://f.example/file",
+    "see https://g.example/ here", "", "# a comment", "mailto:someone@example.com", "x:y", "\u00a0https://h.example",
+    "https://i.example/\u2028https://j.example/", "toolongschemetoolongschemetoolongscheme://k.example/",
+    "https://l.example/a'b\"c", "1http://m.example/", "http://n.example/,", "https://ü.example/ä",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_LIST_LINES[:3]), st.lists(st.sampled_from(_LIST_LINES) | st.text(max_size=12), max_size=40),
+       st.sampled_from(["\n", "\r\n"]), st.booleans())
+def test_url_lists_give_what_find_urls_gives(first: str, lines: list[str], newline: str, last_newline: bool) -> None:
+    body = newline.join([first, *lines]) + (newline if last_newline else "")
+    text = body.replace("\r\n", "\n").replace("\r", "\n")
+    assert list(text_links(body)) == list(links_at(text, find_urls(text), "text", "url"))
+
+
+def test_a_url_list_with_prose_after_its_first_lines_finds_every_link() -> None:
+    urls = [f"https://h{i}.example/p{i}" for i in range(100)]
+    prose = [f"line {i}: see (https://q{i}.example/a), then stop." for i in range(300)]
+    body = "\n".join([*urls, *prose, "https://last.example/"])
+    links = list(text_links(body))
+    assert [link.text for link in links] == [*urls, *(f"https://q{i}.example/a" for i in range(300)),
+                                             "https://last.example/"]
+    assert (links[100].line, links[100].column) == (101, 14)
+    assert (links[-1].line, links[-1].column) == (401, 1)

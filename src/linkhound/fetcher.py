@@ -267,9 +267,11 @@ class Fetcher:
         """The hops the calling task's redirect fetched: those waiting for them get where it went (None: it
         failed before it had an answer). hop: the URL the task fetched as another process's hop (fetch_hop),
         first on the way told."""
+        if not self._reached_by:
+            return  # (most claims: no redirect fetched a hop, theirs nor another's; current_task() is spared)
         keys = self._reached_by.pop(asyncio.current_task(), None)
         if not keys:
-            return  # (most claims: no redirect of theirs fetched a hop)
+            return
         way = None if outcome is None else Way(outcome.redirects, outcome.redirect_codes, outcome.same_as)
         if hop and way is not None:  # (the code that led to it is the asker's: _joined never reads it)
             way = Way((hop, *way.redirects), (0, *way.codes), way.same_as)

@@ -32,6 +32,14 @@ _WWW_AFTER = frozenset(" \t\n*_~(")  # GFM: "www." starts a link at a line start
 _TRAILING = ".,:;!?*_~'\""  # GFM's autolink rule, plus quotes: punctuation that ends a sentence, not a URL
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 _ENDS_SENTENCE = frozenset(_TRAILING + "".join(_CLOSERS))  # the last characters trim_url may drop
+# A line that is a URL and nothing else, as in a URL list: the same link find_urls finds there (a scheme of its
+# own at the line's start, then _REST's characters to the line's end, the last none trim_url drops), told by one
+# match instead of a marker's look back, look ahead and trim.
+_URL_CHAR = r"[^\s<>\"`\x00-\x1f\x7f]"
+_URL_LINE = re.compile(
+    rf"[A-Za-z][A-Za-z0-9.-]{{1,31}}://{_URL_CHAR}*[^\s<>\"`\x00-\x1f\x7f{re.escape(''.join(sorted(_ENDS_SENTENCE)))}]"
+)
+_LIST_LOOK = 64  # lines of a URL list read before it is judged one; past them, at most a quarter may be other text
 
 
 def decode_bytes(body: bytes | str, default: str = "utf-8") -> str:
@@ -190,7 +198,42 @@ def links_at(text: str, found: Iterable[tuple[int, str]], element: str, attribut
 def text_links(body: bytes | str) -> Iterator[RawLink]:
     """extract_text's links one at a time, so a caller can act on the first of a long URL list at once."""
     text = normalize_newlines(decode_bytes(body))
+    first = text.find("\n")
+    if _url_line(text, 0, len(text) if first < 0 else first):
+        return _list_links(text)
     return links_at(text, find_urls(text), "text", "url")
+
+
+def _url_line(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] is one URL, all of it, as find_urls would find it there."""
+    if _URL_LINE.fullmatch(text, start, end) is None:
+        return False
+    # "scheme://" and slashes alone is no URL to find_urls; a last character other than "/" is something else
+    return text[end - 1] != "/" or bool(text[text.index(":", start) + 1 : end].strip("/"))
+
+
+def _list_links(text: str) -> Iterator[RawLink]:
+    """text_links of a text that starts with a line that is a URL (a URL list): a line at a time, each URL line
+    taken whole (in about a third of the time find_urls' way takes) and each other line looked at as
+    find_urls does. A text whose lines turn out to be mostly prose goes the usual way from there."""
+    size = len(text)
+    line, start, others = 1, 0, 0
+    new = tuple.__new__  # RawLink(...) without its Python-level __new__, once per line
+    while start < size:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        if _url_line(text, start, end):
+            yield new(RawLink, (text[start:end], "text", "url", line, 1, False))
+        else:
+            if line > _LIST_LOOK and others * 4 > line:  # (not a URL list after all)
+                yield from links_at(text, find_urls(text, start), "text", "url")
+                return
+            others += 1
+            for offset, url in find_urls(text, start, end):
+                yield RawLink(url, "text", "url", line, offset - start + 1)
+        line += 1
+        start = end + 1
 
 
 def extract_text(body: bytes | str, base: str) -> Extraction:
