@@ -265,13 +265,26 @@ _LIST_LINES = [
 ]
 
 
+_line = st.sampled_from(_LIST_LINES) | st.text(max_size=12)
+
+
 @settings(max_examples=300, deadline=None)
-@given(st.sampled_from(_LIST_LINES[:3]), st.lists(st.sampled_from(_LIST_LINES) | st.text(max_size=12), max_size=40),
-       st.sampled_from(["\n", "\r\n"]), st.booleans())
+@given(_line, st.lists(_line, max_size=90), st.sampled_from(["\n", "\r\n"]), st.booleans())
 def test_url_lists_give_what_find_urls_gives(first: str, lines: list[str], newline: str, last_newline: bool) -> None:
     body = newline.join([first, *lines]) + (newline if last_newline else "")
     text = body.replace("\r\n", "\n").replace("\r", "\n")
     assert list(text_links(body)) == list(links_at(text, find_urls(text), "text", "url"))
+
+
+def test_prose_with_a_url_on_a_line_of_its_own_finds_every_link() -> None:
+    prose = [f"line {i}: see (https://q{i}.example/a), then stop." for i in range(100)]
+    body = "\n".join(["# urls", "https://first.example/", *prose[:10], "https://mid.example/x", *prose[10:]])
+    links = list(text_links(body))
+    assert links == list(links_at(body, find_urls(body), "text", "url"))
+    assert [(link.text, link.line, link.column) for link in links[:3]] == [
+        ("https://first.example/", 2, 1), ("https://q0.example/a", 3, 14), ("https://q1.example/a", 4, 14)]
+    assert (links[11].text, links[11].line) == ("https://mid.example/x", 13)
+    assert (links[-1].text, links[-1].line) == ("https://q99.example/a", 103)
 
 
 def test_a_url_list_with_prose_after_its_first_lines_finds_every_link() -> None:
