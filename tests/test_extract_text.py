@@ -254,8 +254,8 @@ def test_package_all_is_sorted_and_matches_its_exports() -> None:
         assert hasattr(extract_package, name), name
 
 
-# A URL list's lines are taken whole (text_links' quick way); any other text goes find_urls' way. Both must give
-# the same links at the same places, whatever the mix of lines.
+# A line that is a URL is taken whole (text_links' quick way); any other line, and a text that turns out to be
+# prose, goes find_urls' way. Both must give the same links at the same places, whatever the mix of lines.
 _LIST_LINES = [
     "https://a.example/x", "http://127.0.0.1:8081/docs/p1.html", "https://b.example/", "http:///",
     "https://c.example/end.", "https://d.example/(x)", "https://e.example/q?a=1&b=2#top", "ftp://f.example/file",
