@@ -7,7 +7,10 @@
         listens on 127.0.0.1..127.0.0.HOSTS:PORT until SIGTERM (loopback only)
 
 Paths: /ok/N.html answers 200 with a small page, /missing/N.html 404, /list.html the page of every URL.
-HEAD and GET both wait.
+HEAD and GET both wait. GET /_stats answers at once, with what the server saw since the last /_stats (JSON:
+requests, the span from the first request's arrival to the last answer, and how late the answers were past
+the delay on average), and starts counting anew: the runner asks before and after each run, so a run's wall
+splits into the request phase (the span) and the tool's own start-up and ending (the rest).
 
 The server speaks just enough HTTP/1.1 itself (keep-alive, pipelining in order, Connection: close) on an
 asyncio protocol with uvloop, one process. A web framework here cost about 110 us of CPU per request and added
@@ -19,9 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import sys
+import time
 from collections import deque
 from typing import cast
 
@@ -30,6 +35,34 @@ from gen_urllist import write_inputs  # noqa: E402
 
 PAGE = b'<!DOCTYPE html><html><head><title>ok</title></head><body><p id="x">fine</p></body></html>\n'
 MISSING = b"not found\n"
+
+
+class Stats:
+    """What the server saw since the last /_stats: requests answered, first arrival, last answer, lateness."""
+
+    def __init__(self) -> None:
+        self.requests, self.first, self.last = 0, 0.0, 0.0
+        self.late = 0.0  # seconds past the delay, summed over the answers
+
+    def arrived(self, now: float) -> None:
+        if not self.first:
+            self.first = now
+
+    def answered(self, arrived: float, now: float, delay: float) -> None:
+        self.requests += 1
+        self.last = now
+        self.late += now - arrived - delay
+
+    def taken(self) -> bytes:
+        """The JSON of what was seen, and a fresh start."""
+        span = self.last - self.first if self.requests else 0.0
+        late = self.late / self.requests * 1000 if self.requests else 0.0
+        text = json.dumps({"requests": self.requests, "span_s": round(span, 4), "late_ms": round(late, 3)})
+        self.requests, self.first, self.last, self.late = 0, 0.0, 0.0, 0.0
+        return text.encode()
+
+
+STATS = Stats()
 
 
 def hosts(n: int) -> list[str]:
@@ -90,11 +123,19 @@ class SlowHttp(asyncio.Protocol):
                 line.lower().replace(b" ", b"") == b"connection:close" for line in lines[1:]
             )
             self.closing = close
+            if target == b"/_stats":
+                stats = STATS.taken()
+                self.pending.append([head(b"200 OK", len(stats), close) + stats])
+                self.flush()
+                continue
+            now = time.monotonic()
+            STATS.arrived(now)
             slot = [None]
             self.pending.append(slot)
-            loop.call_later(self.delay, self.answer, slot, method == b"HEAD", target, close)
+            loop.call_later(self.delay, self.answer, slot, method == b"HEAD", target, close, now)
 
-    def answer(self, slot: list[bytes | None], is_head: bool, target: bytes, close: bool) -> None:
+    def answer(self, slot: list[bytes | None], is_head: bool, target: bytes, close: bool, arrived: float) -> None:
+        STATS.answered(arrived, time.monotonic(), self.delay)
         path = target.split(b"?", 1)[0]
         if path.startswith(b"/ok/"):
             status, body = b"200 OK", PAGE

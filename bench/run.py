@@ -190,6 +190,25 @@ def latency_server(folder: str) -> Iterator[int]:
         log.close()
 
 
+def latency_stats(delay: float) -> dict[str, object]:
+    """The latency server's count since it was last asked: its request phase (first request in, last answer
+    out) and the turnaround, the time a request slot spent per request outside the server's delay (the tool
+    taking the answer and sending the next request, the loopback, the server's own lateness): by Little's law,
+    span x concurrency / requests - delay."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", LATENCY_PORT, timeout=10)  # (no proxy: loopback)
+    try:
+        conn.request("GET", "/_stats")
+        seen = json.loads(conn.getresponse().read())
+    finally:
+        conn.close()
+    requests, span = int(seen["requests"]), float(seen["span_s"])
+    turnaround = (span * CONC / requests - delay) * 1000 if requests else None
+    return {"server_requests": requests, "server_span_s": span, "server_late_ms": seen["late_ms"],
+            "turnaround_ms": None if turnaround is None else round(turnaround, 3)}
+
+
 # ---- scenarios ----------------------------------------------------------------------------------------
 @dataclass
 class Tool:
@@ -210,6 +229,8 @@ class Scenario:
     default_tools: list[str]
     server: Callable[[], contextlib.AbstractContextManager[int]] | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    # what the server saw during a run (asked before it, to start counting, and after it), added to its record
+    server_stats: Callable[[], dict[str, object]] | None = None
 
 
 def sh(*cmd: str) -> None:
@@ -383,7 +404,8 @@ def latency() -> Scenario:
     return Scenario("latency-20h", prepare, os.path.join(folder, "truth.json"), tools,
                     ["linkhound", "lychee", "linkinator", "blc", "linkchecker"],
                     server=lambda: latency_server(folder),
-                    extra={"requests": 20000, "delay_s": 0.05, "ideal_wall_s": round(20000 * 0.05 / CONC, 2)})
+                    extra={"requests": 20000, "delay_s": 0.05, "ideal_wall_s": round(20000 * 0.05 / CONC, 2)},
+                    server_stats=lambda: latency_stats(0.05))
 
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
@@ -463,6 +485,8 @@ def run_once(sc: Scenario, tool: str, i: int, server_pid: int | None) -> dict[st
     time_path = os.path.join(rd, "time.txt")
     cmd = ["/usr/bin/time", "-v", "-o", time_path, "timeout", "-k", "10", str(t.timeout), *t.cmd]
     s0 = proc_cpu(server_pid) if server_pid else 0.0
+    if sc.server_stats:
+        sc.server_stats()
     with open(stdout_path, "wb") as out, open(os.path.join(rd, "stderr"), "wb") as err, \
             open(t.stdin or os.devnull, "rb") as inp:
         t0 = time.perf_counter()
@@ -476,6 +500,7 @@ def run_once(sc: Scenario, tool: str, i: int, server_pid: int | None) -> dict[st
         sampler.stop.set()
         sampler.join()
     s1 = proc_cpu(server_pid) if server_pid else 0.0
+    seen = sc.server_stats() if sc.server_stats else {}
     tv = time_v(time_path)
     rec: dict[str, object] = {
         "scenario": sc.name, "tool": tool, "run": i, "rc": rc, "timed_out": rc in (124, 137),
@@ -486,7 +511,7 @@ def run_once(sc: Scenario, tool: str, i: int, server_pid: int | None) -> dict[st
         "tree_rss_peak_mb": round(sampler.peak_kb / 1024, 1),  # all processes together, sampled every 0.1 s
         "server_cpu_s": round(s1 - s0, 2) if server_pid else None,
         "conc": CONC, "note": t.note, "cmd": shlex.join(t.cmd), "rundir": rd,
-        "linkhound_rev": git_rev(), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), **sc.extra,
+        "linkhound_rev": git_rev(), "date": time.strftime("%Y-%m-%dT%H:%M:%S"), **sc.extra, **seen,
     }
     with open(sc.truth) as f:
         truth = json.load(f)

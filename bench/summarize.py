@@ -110,6 +110,14 @@ def table(scenario: str, tools: dict[str, list[Rec]]) -> list[str]:
         notes.append("- " + SCENARIO_NOTES[scenario])
     if scenario == "latency-20h" and ref:
         notes.append(f"- ideal wall = requests × latency ÷ concurrency = {ref[-1].get('ideal_wall_s')} s")
+        for tool in ordered:  # (runs since 2026-12-07: the server's own count of the request phase)
+            span, turn = median(tools[tool], "server_span_s"), median(tools[tool], "turnaround_ms")
+            if span is not None and turn is not None:
+                wall = median(tools[tool], "wall_s")
+                rest = f", start-up and ending {wall - span:.2f} s" if wall is not None else ""
+                notes.append(f"- {tool}: the server's request phase (first request in to last answer out) "
+                             f"{span:.2f} s, a turnaround of {turn:.2f} ms a request past the 50 ms{rest} "
+                             "(medians)")
     return lines + [""] + notes + ([""] if notes else [])
 
 
