@@ -206,7 +206,17 @@ def latency_stats(delay: float) -> dict[str, object]:
     requests, span = int(seen["requests"]), float(seen["span_s"])
     turnaround = (span * CONC / requests - delay) * 1000 if requests else None
     return {"server_requests": requests, "server_span_s": span, "server_late_ms": seen["late_ms"],
-            "turnaround_ms": None if turnaround is None else round(turnaround, 3)}
+            "turnaround_ms": None if turnaround is None else round(turnaround, 3),
+            "server_first": seen["first"] if requests else None, "server_last": seen["last"] if requests else None}
+
+
+def phases(seen: dict[str, object], launched: float, ended: float) -> dict[str, object]:
+    """seen (server_stats()) with the server's first arrival and last answer (time.monotonic(), as launched
+    and ended) turned into the tool's start (launch to first request) and ending (last answer to exit)."""
+    first, last = seen.pop("server_first", None), seen.pop("server_last", None)
+    if isinstance(first, float) and isinstance(last, float):
+        seen["start_s"], seen["ending_s"] = round(first - launched, 4), round(ended - last, 4)
+    return seen
 
 
 # ---- scenarios ----------------------------------------------------------------------------------------
@@ -489,18 +499,18 @@ def run_once(sc: Scenario, tool: str, i: int, server_pid: int | None) -> dict[st
         sc.server_stats()
     with open(stdout_path, "wb") as out, open(os.path.join(rd, "stderr"), "wb") as err, \
             open(t.stdin or os.devnull, "rb") as inp:
-        t0 = time.perf_counter()
+        t0, launched = time.perf_counter(), time.monotonic()
         # each tool runs in its run's folder: none reads a config file of the folder the bench was started in
         # (this repo's pyproject.toml, which linkhound would parse)
         proc = subprocess.Popen(cmd, stdin=inp, stdout=out, stderr=err, cwd=rd)
         sampler = TreeMemory(proc.pid)
         sampler.start()
         rc = proc.wait()
-        wall = time.perf_counter() - t0
+        wall, ended = time.perf_counter() - t0, time.monotonic()
         sampler.stop.set()
         sampler.join()
     s1 = proc_cpu(server_pid) if server_pid else 0.0
-    seen = sc.server_stats() if sc.server_stats else {}
+    seen = phases(sc.server_stats(), launched, ended) if sc.server_stats else {}
     tv = time_v(time_path)
     rec: dict[str, object] = {
         "scenario": sc.name, "tool": tool, "run": i, "rc": rc, "timed_out": rc in (124, 137),

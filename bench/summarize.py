@@ -113,8 +113,11 @@ def table(scenario: str, tools: dict[str, list[Rec]]) -> list[str]:
         for tool in ordered:  # (runs since 2026-12-07: the server's own count of the request phase)
             span, turn = median(tools[tool], "server_span_s"), median(tools[tool], "turnaround_ms")
             if span is not None and turn is not None:
+                start, ending = median(tools[tool], "start_s"), median(tools[tool], "ending_s")
                 wall = median(tools[tool], "wall_s")
-                rest = f", start-up and ending {wall - span:.2f} s" if wall is not None else ""
+                rest = (f", first request {start:.3f} s after launch, exit {ending:.3f} s after the last answer"
+                        if start is not None and ending is not None
+                        else f", start-up and ending {wall - span:.2f} s" if wall is not None else "")
                 notes.append(f"- {tool}: the server's request phase (first request in to last answer out) "
                              f"{span:.2f} s, a turnaround of {turn:.2f} ms a request past the 50 ms{rest} "
                              "(medians)")
