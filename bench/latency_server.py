@@ -42,6 +42,9 @@ class Stats:
     """What the server saw since the last /_stats: requests answered, first arrival, last answer, lateness."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
         self.requests, self.first, self.last = 0, 0.0, 0.0
         self.late = 0.0  # seconds past the delay, summed over the answers
 
@@ -60,7 +63,7 @@ class Stats:
         late = self.late / self.requests * 1000 if self.requests else 0.0
         text = json.dumps({"requests": self.requests, "span_s": round(span, 4), "late_ms": round(late, 3),
                            "first": self.first, "last": self.last})  # (time.monotonic(): one clock for all)
-        self.requests, self.first, self.last, self.late = 0, 0.0, 0.0, 0.0
+        self.reset()
         return text.encode()
 
 
