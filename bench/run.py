@@ -15,7 +15,8 @@ Scenarios
     local-2k                2,000 HTML files with 100,000 relative links, offline, with fragments
     local-md                300 Markdown files (2 MB) with 8,000 links, offline, with fragments
     docs-real               a real Markdown docs tree given by REAL_DOCS (e.g. the Rust book's src/), offline
-    latency-20h             20,000 URLs on 20 hosts (127.0.0.1..20:8090), every response 50 ms late
+    latency-20h             20,000 URLs on 20 hosts (127.0.0.1..20:8090), every response 50 ms late; the
+                            tool "floor" (floor_client.py, a bare keep-alive client) shows the machine's floor
 
 Environment
     TOOLS="linkhound lychee"  tools to run (default: the scenario's list)
@@ -409,10 +410,12 @@ def latency() -> Scenario:
             "blc": Tool([f"{NODE_BIN}/blc", f"http://127.0.0.1:{LATENCY_PORT}/list.html", "--filter-level", "3",
                          "--requests", str(CONC), "--host-requests", str(CONC)], note="one page linking every URL"),
             "linkchecker": linkchecker_tool(rd, ["--stdin", "-r0"], note="--stdin list, -r0", stdin=urls),
+            "floor": Tool([PEER_PYTHON, os.path.join(HERE, "floor_client.py"), urls, "--output", out,
+                           "--concurrency", str(CONC)], out, note="bare keep-alive client: the machine's floor"),
         }
 
     return Scenario("latency-20h", prepare, os.path.join(folder, "truth.json"), tools,
-                    ["linkhound", "lychee", "linkinator", "blc", "linkchecker"],
+                    ["linkhound", "lychee", "floor", "linkinator", "blc", "linkchecker"],
                     server=lambda: latency_server(folder),
                     extra={"requests": 20000, "delay_s": 0.05, "ideal_wall_s": round(20000 * 0.05 / CONC, 2)},
                     server_stats=lambda: latency_stats(0.05))

@@ -153,6 +153,7 @@ def parse_linkchecker(path: str, summary: str | None = None) -> Parsed:
 PARSERS: dict[str, Callable[[str, str | None], Parsed]] = {
     "linkhound": parse_linkhound, "lychee": parse_lychee, "linkinator": parse_linkinator,
     "blc": parse_blc, "linkchecker": parse_linkchecker,
+    "floor": parse_linkhound,  # floor_client.py writes linkhound's shape
 }
 
 

@@ -174,8 +174,12 @@ def targets(data: dict[str, dict[str, list[Rec]]]) -> list[str]:
         ideal = float(recs[-1]["ideal_wall_s"])  # type: ignore[arg-type]
         lh = median(recs, "wall_s")
         assert lh is not None
-        rows.append(("latency-bound: within 5% of requests ÷ (concurrency ÷ latency)",
-                     f"{lh:.2f} s vs ideal {ideal:.2f} s ({lh / ideal - 1:+.1%})", verdict(lh <= 1.05 * ideal)))
+        measured = f"{lh:.2f} s vs ideal {ideal:.2f} s ({lh / ideal - 1:+.1%})"
+        floor = get("latency-20h", "floor", "wall_s")
+        if floor:  # what this machine allows: a bare keep-alive client in the same rounds
+            measured += f"; the bare client (floor) {floor:.2f} s ({floor / ideal - 1:+.1%})"
+        rows.append(("latency-bound: within 5% of requests ÷ (concurrency ÷ latency)", measured,
+                     verdict(lh <= 1.05 * ideal)))
     lh = get("startup", "linkhound", "wall_s")
     if lh:
         rows.append(("`linkhound --version` ≤ 150 ms", f"{lh * 1000:.0f} ms (median of 20)", verdict(lh <= 0.15)))
