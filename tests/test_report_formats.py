@@ -149,6 +149,12 @@ def test_summary_line_uses_thousands_separators() -> None:
     )
 
 
+def test_summary_line_says_link_for_one() -> None:
+    one = (Result("https://example.test/", Status.OK),)
+    assert summary_line(summarize(one, pages=1, elapsed=0.5)).startswith("1 link (1 unique) in 1 document: 1 ok,")
+    assert summary_line(summarize((), pages=0, elapsed=0.5)).startswith("0 links (0 unique): 0 ok,")
+
+
 @pytest.mark.parametrize(
     ("seconds", "shown"), [(0.004, "0.00 s"), (2.345, "2.35 s"), (12.34, "12.3 s"), (61, "1 min 1 s")]
 )

@@ -168,7 +168,7 @@ def summary_counts(summary: Summary) -> list[tuple[str, int, Status | None]]:
 
 def summary_line(summary: Summary, paint: Paint = plain) -> str:
     """One line: "12 links (10 unique) in 3 documents: 2 ok, 1 broken, ...; 1 redirected — 2.35 s"."""
-    head = f"{summary.total:,} links ({summary.unique:,} unique)"
+    head = f"{summary.total:,} link{'s' if summary.total != 1 else ''} ({summary.unique:,} unique)"
     if summary.pages:
         head += f" in {summary.pages:,} document{'s' if summary.pages != 1 else ''}"
     parts = [paint(f"{n:,} {label}", status if n else None) for label, n, status in summary_counts(summary)]
