@@ -17,6 +17,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import arun
 from linkhound import Report, Result, UsageError, persistent_ledger
 from server import Site, SiteFactory, html, until
 from test_cli import ENV
@@ -208,6 +209,60 @@ async def test_a_redirect_waiting_for_its_end_is_not_requested_again_after_a_sto
     assert Counter(r.path for r in site.requests if r.path != "/robots.txt") == {"/p": 1}
     moved = next(r for r in resumed.results if r.url == site.url("/moved"))
     assert (moved.status, moved.code, moved.redirects) == (linkhound.Status.OK, 200, (site.url("/p"),))
+
+
+async def test_restart_forgets_the_crawl_kept_and_crawls_afresh(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/a", "/gone"))
+    site.page("/a", html("/", "/a#x"))
+    state = str(tmp_path / "state")
+    first = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    assert sorted(r.url for r in first.results if r.status.is_broken) == [site.url("/a#x"), site.url("/gone")]
+    site.page("/gone", "back")
+    site.page("/a", html("/", "/a#x", extra='<p id="x"></p>'))
+    site.requests.clear()
+    kept = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    assert _whole(kept) == _whole(first) and not paths(site)  # a finished crawl: reported, nothing requested
+    fresh = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state, restart=True)
+    assert Counter(paths(site)) == {"/": 1, "/a": 1, "/gone": 1}
+    assert fresh.summary.success and sorted(r.url for r in fresh.results) == [site.url(p) for p in ("/", "/a", "/gone")]
+    site.requests.clear()
+    again = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
+    assert _whole(again) == _whole(fresh) and not paths(site)  # what --restart made is kept like any crawl
+    with pytest.raises(UsageError, match="the state of another crawl.*--restart starts over"):
+        await linkhound.check([site.url("/a")], recursive=True, state=state)
+    other = await linkhound.check([site.url("/a")], recursive=True, state=state, restart=True)
+    assert {r.url for r in other.results} == {site.url("/"), site.url("/a"), site.url("/gone")}
+    assert {r.url: r.depth for r in other.results}[site.url("/a")] == 0  # the new input's depth, not the old crawl's
+
+
+async def test_restart_of_a_state_in_use_is_refused_and_the_crawl_in_it_goes_on(site: Site, tmp_path: Path) -> None:
+    site.page("/", html("/slow", "/b"))
+    site.slow("/slow", 0.5)
+    site.page("/b", "b")
+    state = str(tmp_path / "state")
+    run = linkhound.start([site.url("/")], recursive=True, state=state)
+    task = asyncio.ensure_future(run.report())
+    await until(lambda: site.hits("/slow") > 0)
+    with pytest.raises(UsageError, match="in use by another run"):
+        await linkhound.check([site.url("/")], recursive=True, state=state, restart=True)
+    report = await task
+    assert report.summary.success and report.summary.unique == 3
+    site.requests.clear()
+    kept = await linkhound.check([site.url("/")], recursive=True, state=state)
+    assert _whole(kept) == _whole(report) and not paths(site)
+
+
+async def test_restart_needs_state_and_forgets_what_rerun_failed_needs(site: Site, tmp_path: Path) -> None:
+    code, _, err = await arun("--restart", site.url("/"))
+    assert (code, err.strip()) == (1, "linkhound: error: --restart: needs --state DIR: it forgets the crawl kept there")
+    code, _, err = await arun("--restart", "--rerun-failed", "--state", str(tmp_path / "s"), site.url("/"))
+    assert (code, err.strip()) == (
+        1, "linkhound: error: --rerun-failed: needs the last run's results, which --restart forgets")
+    assert site.requests == [] and not (tmp_path / "s").exists()
+
+
+def paths(site: Site) -> list[str]:
+    return [r.path for r in site.requests if r.path != "/robots.txt"]
 
 
 async def test_local_files_and_their_fragments_survive_a_second_session(site: Site, tmp_path: Path) -> None:

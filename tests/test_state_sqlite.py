@@ -225,6 +225,39 @@ def test_a_state_in_use_or_not_a_state_is_a_usage_error(tmp_path: Path) -> None:
         SqliteState(str(path))
 
 
+async def test_fresh_empties_a_crawl_state_of_any_version_and_nothing_else(tmp_path: Path) -> None:
+    path = tmp_path / "state.sqlite"
+    first = SqliteState(str(path))
+    try:
+        await first.add([found("/a"), found("/b")])
+        first.flush()
+        with pytest.raises(UsageError, match="in use by another run"):
+            SqliteState(str(path), fresh=True)  # refused before anything is touched
+    finally:
+        first.close()
+    kept = SqliteState(str(path))
+    try:
+        assert kept.record("http://h.test/a") is not None  # (read from the file: a new state caches nothing)
+    finally:
+        kept.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA user_version = 99")  # another linkhound version's
+    fresh = SqliteState(str(path), fresh=True)
+    try:
+        assert fresh.record("http://h.test/a") is None and fresh.record("http://h.test/b") is None
+    finally:
+        fresh.close()
+    other = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE t (x)")
+        db.execute("INSERT INTO t VALUES (1)")
+        db.commit()
+    with pytest.raises(UsageError, match="not a crawl state"):
+        SqliteState(str(other), fresh=True)
+    with contextlib.closing(sqlite3.connect(other)) as db:
+        assert db.execute("SELECT x FROM t").fetchall() == [(1,)]
+
+
 # -- a real crawl ----------------------------------------------------------------------------------------
 
 

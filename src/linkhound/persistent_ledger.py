@@ -108,14 +108,16 @@ T = TypeVar("T")
 
 
 def open_crawl(
-    directory: str, limits: Limits, on_host_ready: Callable[[str], None], emit: Callable[[Event], None] | None
+    directory: str, limits: Limits, on_host_ready: Callable[[str], None], emit: Callable[[Event], None] | None,
+    fresh: bool = False,
 ) -> tuple[SqliteState, PersistentLedger]:
-    """The crawl state and ledger kept in directory (made if missing), as the last run left them."""
+    """The crawl state and ledger kept in directory (made if missing), as the last run left them (emptied
+    first when fresh: --restart)."""
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as e:
         raise UsageError(f"--state {directory}: can't make the directory: {e.strerror or e}") from None
-    state = SqliteState(os.path.join(directory, STATE_FILE), limits, on_host_ready)
+    state = SqliteState(os.path.join(directory, STATE_FILE), limits, on_host_ready, fresh=fresh)
     try:
         return state, PersistentLedger(state, emit)
     except BaseException:
@@ -207,7 +209,7 @@ class PersistentLedger:
         row = self._one("SELECT value FROM notes WHERE name = 'crawl'")
         if row is not None and row[0] != crawl:
             raise UsageError(f"{self._path}: the state of another crawl (other inputs or crawl settings);"
-                             " remove it, or name another --state directory")
+                             " --restart starts over, or name another --state directory")
         if row is None:
             self._state.write_soon()
             self._db.execute("INSERT INTO notes VALUES ('crawl', ?)", (crawl,))
@@ -888,7 +890,7 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
     request settings, which may change between sessions, nor the output)."""
     shaping = []
     for f in option_fields(Settings):
-        if f.option.group in (CRAWLING, LINKS, LOCAL) and f.name not in ("state", "rerun_failed"):
+        if f.option.group in (CRAWLING, LINKS, LOCAL) and f.name not in ("state", "restart", "rerun_failed"):
             value = getattr(settings, f.name)
             shaping.append([f.name, sorted(value) if isinstance(value, frozenset) else repr(value)])
     text = orjson.dumps([shaping, [i.location for i in inputs]])

@@ -151,6 +151,8 @@ class Settings:
     state: str | None = option(
         None, "keep the crawl's state in DIR: the same command run again resumes it after a kill or Ctrl+C",
         CRAWLING, metavar="DIR")
+    restart: bool = option(
+        False, "with --state: forget the crawl kept in DIR (finished or not) and crawl afresh", CRAWLING)
     rerun_failed: bool = option(
         False, "with --state or --cache: check again only what failed last time (broken, error, timeout, rate"
         " limited, missing #fragments); the report covers everything, with the fresh verdicts", CRAWLING)
@@ -365,6 +367,10 @@ class Settings:
                 f"{self.http_client} can't vet the addresses a name resolves to, which --exclude-private and its"
                 " friends need: use 'auto' or 'aiohttp'",
             )
+        if self.restart and self.state is None:
+            raise OptionError("restart", "needs --state DIR: it forgets the crawl kept there")
+        if self.restart and self.rerun_failed:
+            raise OptionError("rerun_failed", "needs the last run's results, which --restart forgets")
         if self.rerun_failed and self.state is None and not self.cache:
             raise OptionError("rerun_failed", "needs --state DIR or --cache: the results of the last run are kept"
                               " there")

@@ -104,12 +104,13 @@ class SqliteState:
         on_host_ready: Callable[[str], None] = lambda host: None,
         commit_interval: float = 1.0,
         cache_size: int = 40_000,
+        fresh: bool = False,
     ) -> None:
         self.path = path
         self._limits = limits
         self._on_host_ready = on_host_ready
         self._interval = commit_interval
-        self._db = _open(path)
+        self._db = _open(path, fresh)
         self._cursors: list[sqlite3.Cursor] = []
         self._before_commit: list[Callable[[], None]] = []
         self._timer: asyncio.TimerHandle | None = None
@@ -585,8 +586,9 @@ _IDS = 100  # ids an update_ids statement
 _VALUES = 999  # values a statement may bind in every SQLite (32,766 from 3.32 on)
 
 
-def _open(path: str) -> sqlite3.Connection:
-    """The state file, made if missing. One run owns it (an exclusive lock): a second run on it is refused."""
+def _open(path: str, fresh: bool = False) -> sqlite3.Connection:
+    """The state file, made if missing. One run owns it (an exclusive lock): a second run on it is refused.
+    fresh (--restart): a crawl state already there, of this linkhound version or another, is emptied first."""
     try:
         db = sqlite3.connect(path, timeout=0.5, isolation_level=None)
     except sqlite3.Error as e:
@@ -605,8 +607,10 @@ def _open(path: str) -> sqlite3.Connection:
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             raise UsageError(f"{path}: not a crawl state (a SQLite file of something else)")
-        if version != 0 and version != SCHEMA_VERSION:
-            raise UsageError(f"{path}: a crawl state of another linkhound version; remove it to start over")
+        if fresh and version != 0:
+            _empty(db)
+        elif version != 0 and version != SCHEMA_VERSION:
+            raise UsageError(f"{path}: a crawl state of another linkhound version; --restart starts over")
         db.executescript(_SCHEMA)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
     except sqlite3.OperationalError as e:
@@ -621,3 +625,13 @@ def _open(path: str) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _empty(db: sqlite3.Connection) -> None:
+    """Every table of a crawl state dropped and the file shrunk (its lock is held: no other run is in it). Only
+    a file that is a crawl state gets here: _open() refuses any other SQLite file first."""
+    tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+    for (name,) in tables:
+        db.execute(f'DROP TABLE "{name}"')  # (its indexes go with it)
+    db.execute("PRAGMA user_version = 0")
+    db.execute("VACUUM")

@@ -36,5 +36,5 @@ def open_storage(
         return Storage(factory(limits, ready), MemoryLedger(emit), None, cache)
     from .persistent_ledger import open_crawl
 
-    state, journal = open_crawl(s.state, limits, ready, emit)
+    state, journal = open_crawl(s.state, limits, ready, emit, fresh=s.restart)
     return Storage(state, journal, journal, cache)
