@@ -628,10 +628,17 @@ def _open(path: str, fresh: bool = False) -> sqlite3.Connection:
 
 
 def _empty(db: sqlite3.Connection) -> None:
-    """Every table of a crawl state dropped and the file shrunk (its lock is held: no other run is in it). Only
-    a file that is a crawl state gets here: _open() refuses any other SQLite file first."""
-    tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
-    for (name,) in tables:
-        db.execute(f'DROP TABLE "{name}"')  # (its indexes go with it)
-    db.execute("PRAGMA user_version = 0")
+    """Every table of a crawl state dropped and the file shrunk. Only a file that is a crawl state gets here:
+    _open() refuses any other SQLite file first. One transaction: a run killed on the way leaves the state as
+    it was (another run in it makes the transaction fail, as "database is locked", before anything goes)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        for (name,) in tables.fetchall():
+            db.execute(f'DROP TABLE "{name}"')  # (its indexes go with it)
+        db.execute("PRAGMA user_version = 0")
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
     db.execute("VACUUM")
