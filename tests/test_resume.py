@@ -237,19 +237,24 @@ async def test_restart_forgets_the_crawl_kept_and_crawls_afresh(site: Site, tmp_
 
 async def test_restart_of_a_state_in_use_is_refused_and_the_crawl_in_it_goes_on(site: Site, tmp_path: Path) -> None:
     site.page("/", html("/slow", "/b"))
-    site.slow("/slow", 0.5)
+    site.slow("/slow", 30.0)  # in flight all through
     site.page("/b", "b")
     state = str(tmp_path / "state")
-    run = linkhound.start([site.url("/")], recursive=True, state=state)
+    checked: set[str] = set()
+    run = linkhound.start([site.url("/")], recursive=True, state=state,
+                          on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None)
     task = asyncio.ensure_future(run.report())
-    await until(lambda: site.hits("/slow") > 0)
+    await until(lambda: site.hits("/slow") > 0 and site.url("/b") in checked)
     with pytest.raises(UsageError, match="in use by another run"):
         await linkhound.check([site.url("/")], recursive=True, state=state, restart=True)
-    report = await task
-    assert report.summary.success and report.summary.unique == 3
+    run.stop()
+    run.cancel()
+    assert (await task).summary.interrupted
+    site.page("/slow", "now fast")
     site.requests.clear()
-    kept = await linkhound.check([site.url("/")], recursive=True, state=state)
-    assert _whole(kept) == _whole(report) and not paths(site)
+    resumed = await linkhound.check([site.url("/")], recursive=True, state=state)
+    assert paths(site) == ["/slow"]  # the refused --restart emptied nothing: only what was in flight is asked again
+    assert resumed.summary.success and resumed.summary.unique == 3
 
 
 async def test_restart_needs_state_and_forgets_what_rerun_failed_needs(site: Site, tmp_path: Path) -> None:
