@@ -85,10 +85,10 @@ def make_inputs(a: argparse.Namespace) -> None:
     write_inputs(a.out, os.path.join(a.out, "list.html"), f"http://127.0.0.1:{a.port}/list.html", urls)
 
 
-def head(status: bytes, length: int, close: bool) -> bytes:
+def head(status: bytes, length: int, close: bool, kind: bytes = b"text/html") -> bytes:
     # LinkChecker lifts its per-host throttle only for servers that send this header (nginx.conf.in adds it too)
     return (
-        b"HTTP/1.1 " + status + b"\r\nContent-Type: text/html\r\nContent-Length: " + str(length).encode()
+        b"HTTP/1.1 " + status + b"\r\nContent-Type: " + kind + b"\r\nContent-Length: " + str(length).encode()
         + b"\r\nLinkChecker: bench\r\n" + (b"Connection: close\r\n" if close else b"") + b"\r\n"
     )
 
@@ -130,7 +130,7 @@ class SlowHttp(asyncio.Protocol):
             self.closing = close
             if target == b"/_stats":
                 stats = STATS.taken()
-                self.pending.append([head(b"200 OK", len(stats), close) + stats])
+                self.pending.append([head(b"200 OK", len(stats), close, b"application/json") + stats])
                 self.flush()
                 continue
             now = time.monotonic()
