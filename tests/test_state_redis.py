@@ -131,11 +131,13 @@ async def test_a_late_done_before_anyone_took_the_url_again_finishes_it(client: 
 async def test_held_leases_are_renewed_while_the_fetch_goes_on(client: object) -> None:
     from linkhound.redis_state import RedisState
 
-    worker = RedisState(client, "renew", lease=0.15)  # type: ignore[arg-type]
+    # (a lease of 0.5 s: renewed every 1/6 s, it outlives a stall of 0.3 s on a loaded machine; at 0.15 s, one
+    # of 0.1 s let it lapse in a CI run)
+    worker = RedisState(client, "renew", lease=0.5)  # type: ignore[arg-type]
     other = RedisState(client, "renew")  # type: ignore[arg-type]
     await worker.add([found("/slow")])
     claim = await take(worker)
-    await asyncio.sleep(0.6)  # four leases long: kept alive by the renewals
+    await asyncio.sleep(2.0)  # four leases long: kept alive by the renewals
     assert await other.claim("h.test") is None
     await worker.done(claim, Plan.CHECK)
     assert worker.unfinished == 0
