@@ -200,12 +200,7 @@ async def test_a_redirect_waiting_for_its_end_is_not_requested_again_after_a_sto
     while not (site.hits("/p") and site.hits("/moved")):
         await asyncio.sleep(0.01)
     await asyncio.sleep(1.5)  # (time for /moved's answer to be taken in; what is done is committed at the stop)
-    run.stop()
-    run.cancel()
-    assert (await task).summary.interrupted
-    site.page("/p", "now fast")
-    site.requests.clear()
-    resumed = await linkhound.check([site.url("/")], recursive=True, state=state)
+    resumed = await _stop_and_resume(run, task, site, "/p", state)
     assert Counter(r.path for r in site.requests if r.path != "/robots.txt") == {"/p": 1}
     moved = next(r for r in resumed.results if r.url == site.url("/moved"))
     assert (moved.status, moved.code, moved.redirects) == (linkhound.Status.OK, 200, (site.url("/p"),))
@@ -247,12 +242,7 @@ async def test_restart_of_a_state_in_use_is_refused_and_the_crawl_in_it_goes_on(
     await until(lambda: site.hits("/slow") > 0 and site.url("/b") in checked)
     with pytest.raises(UsageError, match="in use by another run"):
         await linkhound.check([site.url("/")], recursive=True, state=state, restart=True)
-    run.stop()
-    run.cancel()
-    assert (await task).summary.interrupted
-    site.page("/slow", "now fast")
-    site.requests.clear()
-    resumed = await linkhound.check([site.url("/")], recursive=True, state=state)
+    resumed = await _stop_and_resume(run, task, site, "/slow", state)
     assert paths(site) == ["/slow"]  # the refused --restart emptied nothing: only what was in flight is asked again
     assert resumed.summary.success and resumed.summary.unique == 3
 
@@ -268,6 +258,18 @@ async def test_restart_needs_state_and_forgets_what_rerun_failed_needs(site: Sit
 
 def paths(site: Site) -> list[str]:
     return [r.path for r in site.requests if r.path != "/robots.txt"]
+
+
+async def _stop_and_resume(
+    run: linkhound.Run, task: asyncio.Future[Report], site: Site, slow: str, state: str
+) -> Report:
+    """Stop run (its report says interrupted), make the page at slow quick, and crawl site's / on state again."""
+    run.stop()
+    run.cancel()
+    assert (await task).summary.interrupted
+    site.page(slow, "now fast")
+    site.requests.clear()
+    return await linkhound.check([site.url("/")], recursive=True, state=state)
 
 
 async def test_local_files_and_their_fragments_survive_a_second_session(site: Site, tmp_path: Path) -> None:
