@@ -42,6 +42,10 @@ class Site:
     def hits(self, path: str, method: str | None = None) -> int:
         return sum(1 for r in self.requests if r.path == path and (method is None or r.method == method))
 
+    def asked(self) -> list[str]:
+        """The paths requested, in order, robots.txt left out."""
+        return [r.path for r in self.requests if r.path != "/robots.txt"]
+
     def counts(self) -> Counter[tuple[str, str]]:
         return Counter((r.method, r.path) for r in self.requests)
 

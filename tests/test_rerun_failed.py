@@ -48,10 +48,6 @@ def pages(report: Report) -> list[tuple[Any, ...]]:
     return sorted((p.url, p.depth, p.links, p.followed) for p in report.pages)
 
 
-def paths(site: Site) -> list[str]:
-    return [r.path for r in site.requests if r.path != "/robots.txt"]
-
-
 def seen(*sites: Site) -> Counter[tuple[str, str]]:
     """Requests per (host, path), robots.txt aside."""
     return Counter((s.url("/"), r.path) for s in sites for r in s.requests if r.path != "/robots.txt")
@@ -108,12 +104,12 @@ async def test_a_rerun_still_failing_keeps_failing_and_a_later_rerun_asks_again(
     await linkhound.check([site.url("/")], **options)
     site.requests.clear()
     second = await linkhound.check([site.url("/")], rerun_failed=True, **options)
-    assert paths(site) == ["/gone"]
+    assert site.asked() == ["/gone"]
     assert [r.url for r in second.results if r.status.is_broken] == [site.url("/gone")]
     site.page("/gone", "back")
     site.requests.clear()
     third = await linkhound.check([site.url("/")], rerun_failed=True, **options)
-    assert paths(site) == ["/gone"]
+    assert site.asked() == ["/gone"]
     assert third.summary.success and len(third.results) == 3
     site.requests.clear()
     fourth = await linkhound.check([site.url("/")], **options)  # no flag: the last verdicts, no request
@@ -135,7 +131,7 @@ async def test_a_stopped_rerun_is_finished_by_the_next_session(site: Site, tmp_p
                           on_event=lambda e: checked.add(e.url) if isinstance(e, Result) else None, **options)
     task = asyncio.ensure_future(run.report())
     quick = {site.url(f"/p{i}") for i in range(5)}
-    await until(lambda: len([p for p in paths(site) if p.startswith("/p")]) >= 10 and quick <= checked)
+    await until(lambda: len([p for p in site.asked() if p.startswith("/p")]) >= 10 and quick <= checked)
     run.stop()
     run.cancel()
     stopped = await task
@@ -144,7 +140,7 @@ async def test_a_stopped_rerun_is_finished_by_the_next_session(site: Site, tmp_p
         site.page(f"/p{i}", "now fast")
     site.requests.clear()
     resumed = await linkhound.check([site.url("/")], **options)  # no flag: what the stopped rerun left undone
-    assert sorted(p for p in paths(site)) == [f"/p{i}" for i in range(5, 10)]
+    assert sorted(site.asked()) == [f"/p{i}" for i in range(5, 10)]
     assert resumed.summary.success and len(resumed.results) == 11
 
 
@@ -159,10 +155,10 @@ async def test_with_the_cache_failures_are_checked_again_and_successes_reused(si
     site.page("/bad", "ok now", content_type="text/plain")
     site.requests.clear()
     stale = await linkhound.check([site.url("/")], **options)  # --cache-errors alone: the failure is reused
-    assert paths(site) == ["/"] and not stale.summary.success  # (the input is read as a page: never cached)
+    assert site.asked() == ["/"] and not stale.summary.success  # (the input is read as a page: never cached)
     site.requests.clear()
     report = await linkhound.check([site.url("/")], rerun_failed=True, **options)
-    assert paths(site) == ["/", "/bad"]
+    assert site.asked() == ["/", "/bad"]
     assert report.summary.success
     assert {r.url: r.cached for r in report.results} == {
         site.url("/"): False, site.url("/ok1"): True, site.url("/ok2"): True, site.url("/bad"): False}

@@ -201,7 +201,7 @@ async def test_a_redirect_waiting_for_its_end_is_not_requested_again_after_a_sto
         await asyncio.sleep(0.01)
     await asyncio.sleep(1.5)  # (time for /moved's answer to be taken in; what is done is committed at the stop)
     resumed = await _stop_and_resume(run, task, site, "/p", state)
-    assert Counter(r.path for r in site.requests if r.path != "/robots.txt") == {"/p": 1}
+    assert Counter(site.asked()) == {"/p": 1}
     moved = next(r for r in resumed.results if r.url == site.url("/moved"))
     assert (moved.status, moved.code, moved.redirects) == (linkhound.Status.OK, 200, (site.url("/p"),))
 
@@ -216,13 +216,13 @@ async def test_restart_forgets_the_crawl_kept_and_crawls_afresh(site: Site, tmp_
     site.page("/a", html("/", "/a#x", extra='<p id="x"></p>'))
     site.requests.clear()
     kept = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
-    assert _whole(kept) == _whole(first) and not paths(site)  # a finished crawl: reported, nothing requested
+    assert _whole(kept) == _whole(first) and not site.asked()  # a finished crawl: reported, nothing requested
     fresh = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state, restart=True)
-    assert Counter(paths(site)) == {"/": 1, "/a": 1, "/gone": 1}
+    assert Counter(site.asked()) == {"/": 1, "/a": 1, "/gone": 1}
     assert fresh.summary.success and sorted(r.url for r in fresh.results) == [site.url(p) for p in ("/", "/a", "/gone")]
     site.requests.clear()
     again = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, state=state)
-    assert _whole(again) == _whole(fresh) and not paths(site)  # what --restart made is kept like any crawl
+    assert _whole(again) == _whole(fresh) and not site.asked()  # what --restart made is kept like any crawl
     with pytest.raises(UsageError, match="the state of another crawl.*--restart starts over"):
         await linkhound.check([site.url("/a")], recursive=True, state=state)
     other = await linkhound.check([site.url("/a")], recursive=True, state=state, restart=True)
@@ -243,7 +243,7 @@ async def test_restart_of_a_state_in_use_is_refused_and_the_crawl_in_it_goes_on(
     with pytest.raises(UsageError, match="in use by another run"):
         await linkhound.check([site.url("/")], recursive=True, state=state, restart=True)
     resumed = await _stop_and_resume(run, task, site, "/slow", state)
-    assert paths(site) == ["/slow"]  # the refused --restart emptied nothing: only what was in flight is asked again
+    assert site.asked() == ["/slow"]  # the refused --restart emptied nothing: only what was in flight is asked again
     assert resumed.summary.success and resumed.summary.unique == 3
 
 
@@ -254,10 +254,6 @@ async def test_restart_needs_state_and_forgets_what_rerun_failed_needs(site: Sit
     assert (code, err.strip()) == (
         1, "linkhound: error: --rerun-failed: needs the last run's results, which --restart forgets")
     assert site.requests == [] and not (tmp_path / "s").exists()
-
-
-def paths(site: Site) -> list[str]:
-    return [r.path for r in site.requests if r.path != "/robots.txt"]
 
 
 async def _stop_and_resume(
