@@ -395,6 +395,7 @@ def real_docs() -> Scenario:
 
 def latency() -> Scenario:
     folder = os.path.join(WORK, "sites", "latency")
+    delay = 0.05  # latency_server.py's default --delay
 
     def prepare() -> None:
         if not os.path.exists(os.path.join(folder, "truth.json")):
@@ -417,8 +418,8 @@ def latency() -> Scenario:
     return Scenario("latency-20h", prepare, os.path.join(folder, "truth.json"), tools,
                     ["linkhound", "lychee", "floor", "linkinator", "blc", "linkchecker"],
                     server=lambda: latency_server(folder),
-                    extra={"requests": 20000, "delay_s": 0.05, "ideal_wall_s": round(20000 * 0.05 / CONC, 2)},
-                    server_stats=lambda: latency_stats(0.05))
+                    extra={"requests": 20000, "delay_s": delay, "ideal_wall_s": round(20000 * delay / CONC, 2)},
+                    server_stats=lambda: latency_stats(delay))
 
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {
