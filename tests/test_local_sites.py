@@ -113,6 +113,28 @@ async def test_root_dir_resolves_root_relative_links_and_catches_escapes(tree: P
     assert "root-dir" in outside.reason
 
 
+async def test_root_dir_lets_a_symlink_kept_in_it_point_outside(tmp_path: Path) -> None:
+    # docs/changelog.md -> ../CHANGELOG.md: only `..` written in a link climbs out, as a web server sees it
+    (tmp_path / "CHANGELOG.md").write_text("# Changes\n\n## v2\n")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "a.md").write_text("# A\n")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "changelog.md").symlink_to("../CHANGELOG.md")
+    (docs / "shared").symlink_to("../shared", target_is_directory=True)
+    (docs / "index.md").write_text(
+        "[c](changelog.md#v2) [root](/changelog.md) [s](shared/a.md#a) [up](../CHANGELOG.md) [no](changelog.md#v3)\n"
+    )
+    report = await linkhound.check([str(docs / "index.md")], root_dir=str(docs))
+    verdicts = {r.url.replace(docs.as_uri(), "docs").replace(tmp_path.as_uri(), ""): r.reason for r in report.results}
+    assert verdicts == {
+        "docs/changelog.md": "",  # with #v2, found
+        "docs/shared/a.md": "",  # with #a
+        "/CHANGELOG.md": f"path leaves --root-dir {docs}",
+        "docs/changelog.md#v3": "no anchor #v3",
+    }
+
+
 async def test_fragments_can_be_turned_off(tree: Path) -> None:
     report = await linkhound.check([str(tree)], check_fragments=False, root_dir=str(tree))
     assert broken(report, tree) == {"guide/gone.md", "file://" + str(tree.parent / "outside.md")}

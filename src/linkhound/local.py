@@ -90,9 +90,10 @@ def looks_like_email(url: str) -> bool:
 
 
 def _inside(path: str, root: str) -> bool:
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+    """Whether path stays in root as written: `..` may not climb out, a symlink kept in root may point anywhere
+    (docs/changelog.md -> ../CHANGELOG.md, as web servers follow it by default)."""
+    here, top = os.path.normpath(os.path.abspath(path)), os.path.normpath(os.path.abspath(root))
+    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)
 
 
 def check_mailto(url: str) -> tuple[Status, str]:
