@@ -126,6 +126,35 @@ async def test_every_root_relative_link_needs_root_dir_even_one_to_an_existing_f
     assert {r.url: r.reason for r in report.broken} == {tmp_path.as_uri() + "/tmp": "file not found"}
 
 
+async def test_a_protocol_relative_link_in_a_file_is_an_https_url_and_another_hosts_file_url_not_looked_up(
+    site: Site, tmp_path: Path
+) -> None:
+    # //host/x in a file opened from disk would name a file: URL's host; on the web, where it is read, it is
+    # https://host/x, never a path from this machine's top folder
+    here = site.base.removeprefix("http:")  # //127.0.0.1:PORT
+    site.page("/lib.js", "ok", content_type="text/javascript")
+    (tmp_path / "usr").mkdir()
+    doc = tmp_path / "a.md"
+    doc.write_text(f"[cdn]({here}/lib.js) [gone]({here}/gone.js) [disk](//cdn.example.invalid{tmp_path}/usr)\n"
+                   "[share](file://fileserver/share/x.md) [here](file://localhost" + str(doc) + ")\n")
+    report = await linkhound.check([str(doc)], offline=True)
+    seen = {r.url: (r.status, r.reason) for r in report.results}
+    assert seen == {
+        f"https:{here}/lib.js": (Status.SKIPPED, "--offline"),
+        f"https:{here}/gone.js": (Status.SKIPPED, "--offline"),
+        f"https://cdn.example.invalid{tmp_path}/usr": (Status.SKIPPED, "--offline"),  # not {tmp_path}/usr on disk
+        "file://fileserver/share/x.md": (Status.UNSUPPORTED, "file: URL of another host (fileserver): not looked up"),
+        doc.as_uri(): (Status.OK, ""),  # file://localhost/x is file:///x
+    }
+    # served over http here: --remap takes the https URL back to it
+    report = await linkhound.check([str(doc)], remap=[f"^https:{here}/ {site.base}/"], scheme=["http"])
+    assert {r.url: r.status for r in report.results if r.url.startswith(site.base)} == {
+        site.url("/lib.js"): Status.OK,
+        site.url("/gone.js"): Status.BROKEN,
+    }
+    assert sorted(site.asked()) == ["/gone.js", "/lib.js"]
+
+
 # -- e-mail addresses written as links ---------------------------------------------------------------------------
 
 

@@ -5,13 +5,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
+import sys
 from base64 import b64encode
 from hashlib import sha256
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
+import linkhound
 from linkhound.exceptions import UsageError
 from linkhound.report import FORMATS, reporter_for, wants_color
 from linkhound.report.common import describe, duration, printable, summary_line
@@ -185,6 +189,23 @@ def test_terminal_formats_never_emit_raw_control_characters() -> None:
     for fmt in ("compact", "detailed", "github", "markdown"):
         out = reporter_for(fmt, verbose=True).finish(REPORT)
         assert not re.search("[\x00-\x09\x0b-\x1f\u202e]", out), fmt
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a file name of any bytes: Linux file systems take one")
+async def test_a_file_name_that_is_not_utf8_is_read_and_every_format_writes_it(tmp_path: Path) -> None:
+    name = os.fsdecode(b"caf\xe9.md")  # Latin-1 bytes: Python's str has a lone surrogate for \xe9
+    (tmp_path / name).write_text("# Hi\n\n[top](#hi) [gone](#nope) [self](caf%E9.md#hi)\n")
+    report = await linkhound.check([str(tmp_path)])
+    assert sorted(r.reason for r in report.results) == ["", "no anchor #nope"]  # its own anchors found
+    for fmt in FORMATS:
+        reporter = reporter_for(fmt, verbose=True)
+        out = "".join(reporter.result(r) or "" for r in report.results) + reporter.finish(report)
+        out.encode()  # UTF-8 text: no lone surrogate left in it
+        if fmt in ("json", "sarif"):
+            json.loads(out)
+        elif fmt == "jsonl":
+            [json.loads(line) for line in out.splitlines()]
+        assert "caf\\udce9.md" in out or "caf%E9.md" in out, fmt
 
 
 def test_github_annotation_escapes_properties_and_keeps_one_line() -> None:

@@ -179,6 +179,14 @@ def test_json_text_escapes_del_and_c1_the_same_with_and_without_orjson() -> None
     assert dumps(["\xa0é"]) == '["\xa0é"]'
 
 
+def test_json_text_writes_a_lone_surrogate_as_text_the_same_with_and_without_orjson() -> None:
+    value = {"source": "caf\udce9.md", "n": [1, ("x\udcff",)]}  # a file name's byte that is not UTF-8
+    expected = '{"source":"caf\\\\udce9.md","n":[1,["x\\\\udcff"]]}'
+    assert dumps(value) == stdlib_dumps(value) == expected
+    assert elements_text([value], 1) == stdlib_elements_text([value], 1)
+    assert json.loads(expected)["source"] == "caf\\udce9.md"
+
+
 def test_csv_cells_are_escaped_and_still_defused() -> None:
     rows = list(csv.DictReader(io.StringIO(reporter_for("csv").finish(NASTY_REPORT))))
     assert rows[0]["url"] == "https://x.test/a\\x1b[31m\\x07\\x00\\x7f\\x85b"
@@ -312,8 +320,11 @@ def test_display_url_shows_local_files_as_paths(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     here = tmp_path.resolve()
     assert display_url((here / "docs" / "a b.md").as_uri() + "#intro") == os.path.join("docs", "a b.md") + "#intro"
-    assert display_url(here.as_uri() + "/") == "."
+    assert display_url(here.as_uri() + "/") == "./"
+    assert display_url(here.as_uri() + "/#top") == "./#top"
+    assert display_url((here / "ok.html").as_uri() + "?x=1#a") == "ok.html?x=1#a"  # two targets, shown apart
     assert display_url("file:///elsewhere/x.md") == "/elsewhere/x.md"
+    assert display_url("file://fileserver/share/x.md") == "file://fileserver/share/x.md"  # not this machine's
     assert display_url("file:///elsewhere/x%1B.md") == "/elsewhere/x\\x1b.md"
     assert display_url("https://x.test/file:///a") == "https://x.test/file:///a"
 

@@ -72,10 +72,12 @@ class LinkRules:
         return file_uri(path)
 
     def resolve(self, text: str, base: str, local: bool) -> str | None:
-        """The absolute URL of a link as written, after --root-dir for root-relative local links and --remap."""
-        if local and self.root_dir and text.startswith("/") and not text.startswith("//") and base.startswith(
-            "file:"
-        ):
+        """The absolute URL of a link as written, after --root-dir for root-relative local links and --remap. A
+        protocol-relative link (//host/x) in a file read from disk is an https: URL."""
+        on_disk = local and base.startswith("file:")
+        if on_disk and text.startswith("//"):  # //cdn.example.org/x in a file: on the web it is there, over https
+            url = resolve("https:" + text, "")
+        elif on_disk and self.root_dir and text.startswith("/"):
             url = resolve("." + text, Path(self.root_dir).as_uri() + "/")
         else:
             url = resolve(text, base)

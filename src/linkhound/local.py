@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 from typing import NamedTuple
-from urllib.parse import quote_from_bytes, unquote, urlsplit
+from urllib.parse import quote_from_bytes, unquote, unquote_to_bytes, urlsplit
 
 from .status import Status
 
@@ -41,12 +41,21 @@ def file_uri(path: str) -> str:
 
 
 def file_url_to_path(url: str) -> str:
-    """The local path of a file: URL (percent-decoded; query and fragment dropped)."""
+    """The local path of a file: URL (percent-decoded as file_uri encoded it, a name's bytes that are not UTF-8
+    included; query and fragment dropped)."""
     rest = url[len("file://") :] if url.startswith("file://") else url[len("file:") :]
     rest = rest.split("#", 1)[0].split("?", 1)[0]
-    if not rest.startswith("/"):  # file://host/path: only the local host is meaningful
+    if not rest.startswith("/"):  # file://localhost/path (file_host() tells another host's apart)
         rest = rest[rest.find("/") :] if "/" in rest else "/"
-    return unquote(rest)
+    return os.fsdecode(unquote_to_bytes(rest))
+
+
+def file_host(url: str) -> str:
+    """The host a file: URL names: "" for this machine (file:/x, file:///x, file://localhost/x)."""
+    if not url.startswith("file://"):
+        return ""
+    host = url[len("file://") :].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+    return "" if host.lower() == "localhost" else host
 
 
 def check_file(path: str, index_files: tuple[str, ...] = (), root: str | None = None) -> FileCheck:

@@ -16,6 +16,7 @@ from .local import (
     CONVENTIONAL_INDEX_FILES,
     EMAIL_HINT,
     check_file,
+    file_host,
     file_url_to_path,
     index_file,
     looks_like_email,
@@ -104,6 +105,9 @@ class LocalFiles:
 
     def check(self, url: str) -> tuple[Result, AnchorLoader | None]:
         """The verdict on a file: URL, and how to get its anchors when a #fragment asks."""
+        host = file_host(url)
+        if host:  # file://server/share/x: not on this machine
+            return Result(url, Status.UNSUPPORTED, None, f"file: URL of another host ({host}): not looked up"), None
         path = file_url_to_path(url)
         if path in self._in_hand:
             return Result(url, Status.OK, None, "standard input"), lambda: self._anchors.get(path)

@@ -9,7 +9,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from urllib.parse import urlsplit
 
-from ..local import file_url_to_path
+from ..local import file_host, file_url_to_path
 from ..references import Refs, Row
 from ..status import Status
 from ..summary import Summary
@@ -227,7 +227,7 @@ def printable(text: str) -> str:
 def display_url(url: str) -> str:
     """A target as a person reads it: a file: URL as its path (relative when under the current directory),
     then printable()."""
-    if url[:5].lower() == "file:":
+    if url[:5].lower() == "file:" and not file_host(url):
         url = _local_path(url)
     return printable(url)
 
@@ -242,9 +242,10 @@ def _local_path(url: str) -> str:
         cwd = ""
     if cwd and path.startswith(cwd.rstrip(os.sep) + os.sep):
         rel = os.path.relpath(path, cwd)
-        path = rel + "/" if path.endswith("/") and rel != "." else rel  # a folder's link stays one
-    _, hash_, fragment = url.partition("#")
-    return path + hash_ + fragment
+        path = rel + "/" if path.endswith("/") else rel  # a folder's link stays one ("./" for this one)
+    head, hash_, fragment = url.partition("#")
+    _, ask, query = head.partition("?")
+    return path + ask + query + hash_ + fragment
 
 
 def tool_version() -> str:

@@ -113,7 +113,24 @@ def stdlib_dumps(obj: object, *, pretty: bool = False) -> str:
         text = json.dumps(obj, ensure_ascii=False, indent=2)
     else:
         text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    if not text.isascii() and _LONE_SURROGATE.search(text):
+        return stdlib_dumps(_without_surrogates(obj), pretty=pretty)
     return _escape_controls(text) if not text.isascii() or "\x7f" in text else text
+
+
+# A file name's bytes that are not UTF-8 reach Python as lone surrogates (U+DC80-U+DCFF), which UTF-8 JSON
+# text cannot hold: such a string is written with them as \udcXX text, as the text formats print it.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_surrogates(obj: Any) -> Any:
+    if isinstance(obj, str):
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", obj)
+    if isinstance(obj, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_without_surrogates(v) for v in obj]
+    return obj
 
 
 # JSON encoders escape C0 controls but write DEL and C1 (U+0080-U+009F) raw, and some terminals act on C1
@@ -149,7 +166,10 @@ def _encoders() -> tuple[_Dumps, Callable[[list[Any], int], str]]:
         return stdlib_dumps, stdlib_elements_text
 
     def orjson_dumps(obj: object, *, pretty: bool = False) -> str:
-        data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0)
+        try:
+            data = orjson.dumps(obj, option=orjson.OPT_INDENT_2 if pretty else 0)
+        except orjson.JSONEncodeError:  # a lone surrogate (only a string can't be written here)
+            data = orjson.dumps(_without_surrogates(obj), option=orjson.OPT_INDENT_2 if pretty else 0)
         # In UTF-8, DEL is the byte 7f and C1 starts with c2 (as U+00A0-U+00BF do): two memchr scans spare
         # the regex almost every time.
         if b"\x7f" in data or b"\xc2" in data:
@@ -158,7 +178,10 @@ def _encoders() -> tuple[_Dumps, Callable[[list[Any], int], str]]:
 
     def orjson_elements_text(items: list[Any], depth: int) -> str:
         head, tail = _frame(depth)
-        data = orjson.dumps(_wrapped(items, depth), option=orjson.OPT_INDENT_2)
+        try:
+            data = orjson.dumps(_wrapped(items, depth), option=orjson.OPT_INDENT_2)
+        except orjson.JSONEncodeError:
+            data = orjson.dumps(_wrapped(_without_surrogates(items), depth), option=orjson.OPT_INDENT_2)
         text = str(memoryview(data)[head : len(data) - tail], "utf-8")  # (decoded straight from the slice)
         return _escape_controls(text) if b"\x7f" in data or b"\xc2" in data else text
 

@@ -201,7 +201,7 @@ def _physical(ref: Reference) -> Record:
     elif Path(ref.source).is_absolute():
         artifact = {"uri": Path(ref.source).as_uri()}
     else:
-        artifact = {"uri": quote(Path(ref.source).as_posix()), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": quote(Path(ref.source).as_posix(), errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
     location: Record = {"artifactLocation": artifact}
     if ref.line > 0:
         location["region"] = {"startLine": ref.line} | ({"startColumn": ref.column} if ref.column > 0 else {})
