@@ -175,6 +175,18 @@ async def test_redirect_loop_and_too_many_redirects(site: Site) -> None:
     assert "redirects" in results[site.url("/r0")].reason
 
 
+async def test_a_location_in_raw_utf8_is_followed_as_browsers_do(site: Site, both_clients: str) -> None:
+    site.redirect("/go", "/café", 302)  # (aiohttp writes the header's UTF-8 bytes as they are)
+    site.page("/caf%C3%A9", "ok")
+    report = await linkhound.check([site.url("/go")])
+    [result] = report.results
+    if both_clients == "reqwest":  # it can't hand over such a header: an error that says why, no crash
+        assert (result.status, result.reason) == (
+            Status.ERROR, "redirect Location is not ASCII text (unreadable with --http-client reqwest)")
+        return
+    assert (result.status, result.redirects) == (Status.OK, (site.url("/caf%C3%A9"),))
+
+
 async def test_a_redirect_end_listed_below_its_redirect_is_not_requested_again(site: Site, tmp_path: Path) -> None:
     # r{i} -> e{i}, each e listed far below (read after its redirect was followed): the answer the redirect ended
     # at is the end's own result, references and all; one with a #fragment keeps its anchors too

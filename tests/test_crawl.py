@@ -184,6 +184,23 @@ async def test_crawled_redirects_through_one_hop_ask_it_once(end: str, site: Sit
     assert {p.url for p in report.pages if p.followed} == {site.url("/"), site.url("/p")}
 
 
+async def test_a_seed_redirected_out_of_scope_says_nothing_past_it_was_crawled(site: Site,
+                                                                              make_site: SiteFactory) -> None:
+    # as http://example.org/ -> https://www.example.org/: a crawl of nothing must not read as a clean one
+    other = await make_site("127.0.0.2")
+    site.redirect("/", other.url("/"))
+    other.page("/", html("/page.html"))
+    other.page("/page.html", html("/dead"))
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert report.summary.warnings == (
+        f"{site.url('/')} redirected to {other.url('/')}, outside the crawl's scope: nothing past it was crawled"
+        f" (start from {other.url('/')}, or widen the scope with --scope-domain)",
+    )
+    assert other.asked() == ["/"]
+    report = await linkhound.check([site.url("/")], recursive=True, scope_domain=["127.0.0.2"])
+    assert report.summary.warnings == () and other.hits("/dead") == 1
+
+
 async def test_a_crawled_redirects_end_linked_later_is_not_asked_again(site: Site, make_site: SiteFactory) -> None:
     # /a, a page of the crawl, redirects to /e out of scope (a page, fetched with GET). /later, parsed well
     # after, links /e#top and /e: both take /a's answer (its anchors too); and /b and /h, where /b -> /h -> /e

@@ -131,6 +131,42 @@ async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -
         assert t - times[0] >= k * 0.2 - 0.05, (k, t - times[0])
 
 
+async def test_redirect_hops_keep_the_cap_and_rate_of_their_host(site: Site, make_site: SiteFactory) -> None:
+    """A hop is a request to its host like any other: twelve links on one host, each redirected to a slow
+    page of another host capped at 1, reach it one at a time; hops within one host wait for its tokens."""
+    other = await make_site("127.0.0.2")
+    for i in range(12):
+        site.redirect(f"/r{i}", other.url(f"/slow{i}"), 302)
+        other.slow(f"/slow{i}", 0.05)
+    for i in range(3):  # /h0 -> /h1 -> /h2 -> /h3 on the host with a rate
+        other.redirect(f"/h{i}", f"/h{i + 1}", 301)
+    other.page("/h3", "ok")
+    site.page("/", html(*[f"/r{i}" for i in range(12)], other.url("/h0")))
+    report = await linkhound.check([site.url("/")], host_concurrency=8,
+                                   hosts={"127.0.0.2": {"concurrency": 1, "rate": 10.0, "burst": 1}})
+    assert report.summary.success and report.summary.unique == 14
+    assert other.peak == 1  # every hop to the capped host waited for its slot (the links' host may have 8 at once)
+    assert sorted(other.asked()) == sorted([f"/slow{i}" for i in range(12)] + [f"/h{i}" for i in range(4)])
+    times = sorted(r.at for r in other.requests)  # 16 requests at 10/s with a bucket of 1: 0.1 s apart at least
+    for k, t in enumerate(times):
+        assert t - times[0] >= k * 0.1 - 0.05, (k, t - times[0])
+
+
+async def test_a_page_redirected_to_where_robots_txt_disallows_is_not_fetched(site: Site) -> None:
+    site.page("/robots.txt", "User-agent: *\nDisallow: /private/\n", content_type="text/plain")
+    site.page("/", html("/go"))
+    site.redirect("/go", "/private/p.html", 302)
+    site.page("/private/p.html", html("/found-only-there.html"))
+    report = await linkhound.check([site.url("/")], recursive=True)
+    go = next(r for r in report.results if r.url == site.url("/go"))
+    assert go.status is Status.SKIPPED and go.reason == "redirect to a page disallowed by robots.txt"
+    assert go.redirects == (site.url("/private/p.html"),)
+    assert site.hits("/private/p.html") == 0 and site.hits("/found-only-there.html") == 0
+    # a page named as an input is crawled whatever robots.txt says, and so is where it redirects
+    report = await linkhound.check([site.url("/go")], recursive=True)
+    assert site.hits("/private/p.html") == 1 and site.hits("/found-only-there.html") == 1
+
+
 async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: SiteFactory) -> None:
     site.page("/", html("/a"))
     site.page("/a", "ok")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import NamedTuple
 
-from .client import Headers, HopTimeout, HttpClient, KnownTarget, NetworkError, RedirectError, Response
+from .client import Headers, HopRefused, HopTimeout, HttpClient, KnownTarget, NetworkError, RedirectError, Response
 from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import Settings, StatusRule
@@ -75,9 +75,13 @@ class HttpChecker:
         host: str = "",
         known: Callable[[str], bool] | None = None,
         headers: Mapping[str, str] | None = None,
+        held: str | None = None,
+        page: bool = False,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
-        caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed."""
+        caller holds the slot of its host (host_of(url)), or of held when another host's. A redirect to a URL
+        known() is not followed. Every request past the first (hops, retries, GET after HEAD) keeps the limits
+        of its host (the client's gate); page: a page to crawl, whose redirect robots.txt must allow."""
         policy = self._policy
         accept = policy.accepted(url) if policy.status_rules else policy.accept
         host = host or host_of(url)
@@ -87,11 +91,13 @@ class HttpChecker:
         codes: tuple[int, ...] = ()
         while True:
             t0 = time.monotonic()
+            # (the first request is the one the caller's slot was taken for, unless held says another host's)
+            first_held, held = held, held or host
             try:
                 if chain:
-                    resp = await self._client.resume(url, chain, codes, method, want_body, known, headers)
+                    resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, held, page)
                 else:
-                    resp = await self._client.fetch(url, method, want_body, known, headers)
+                    resp = await self._client.fetch(url, method, want_body, known, headers, first_held, page)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
@@ -103,6 +109,8 @@ class HttpChecker:
                                None, "", codes, True)
             except KnownTarget as e:
                 return Outcome(Status.OK, None, "", e.chain, time.monotonic() - started, None, e.url, e.codes)
+            except HopRefused as e:  # (a page's redirect to where robots.txt keeps the crawl from: not asked)
+                return Outcome(Status.SKIPPED, None, str(e), e.chain, time.monotonic() - started)
             except RedirectError as e:
                 return Outcome(Status.ERROR, None, str(e), e.chain, time.monotonic() - started)
             except AddressExcluded as e:  # --exclude-private and friends: never connected

@@ -16,6 +16,7 @@ from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher, Others
+from .hop_gate import HopGate
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
 from .ledger import Ledger, MemoryLedger
@@ -99,6 +100,7 @@ class Engine:
             from .soft404 import SoftNotFound
 
             soft = SoftNotFound(checker, self._pool)
+        self._client.gate = HopGate(self._pool, robots, s.timeout, self._in_scope)  # (hops, retries: host limits)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
                                 wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1))
@@ -123,8 +125,7 @@ class Engine:
         files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code, ahead)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
-        in_scope = lambda url: self._sorter.scope.contains(url)  # noqa: E731
-        self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, in_scope)
+        self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, self._in_scope)
         if self._journal is not None:
             self._journal.notes_source = self._run_notes
         self._tasks: set[asyncio.Task[None]] = set()
@@ -186,6 +187,10 @@ class Engine:
             # only now is it known what the crawl reached: the rest of the sitemap is checked, not crawled
             listed = self._drift.add_listed(self._known, self._ledger, self._sorter.scope, self._add)
             await self._drain(listed)
+
+    def _in_scope(self, url: str) -> bool:
+        """Whether the crawl would read the page at url (its scope is set when the run starts)."""
+        return self._sorter.scope.contains(url)
 
     async def _known_here(self, keys: list[str]) -> set[str]:
         return {key for key in keys if self._state.depth(key) is not None}

@@ -126,6 +126,7 @@ class Fetcher:
         self._get_leaves = method == "get"
         self._robots_read: set[str] = set()
         self.named: set[str] = set()  # keys of the URLs named as inputs: robots.txt never keeps those from us
+        self.left_scope: list[str] = []  # seeds redirected out of the crawl's scope (seed_left_scope)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def prepare(self, claim: Claim, ready: Callable[[str], None]) -> None:
@@ -185,7 +186,8 @@ class Fetcher:
             if self._ways and claim.key in self._ways:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
-                outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators)
+                outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
+                                                    page=self._crawls(claim))
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
@@ -315,7 +317,7 @@ class Fetcher:
         outcome: Outcome | None = None
         try:
             method = "GET" if self._get_leaves else "HEAD"
-            outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept)
+            outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept, held="")
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, _NO_BODY, None)
             if not outcome.same_as and (fetched := self._settled(claim, outcome, _result(claim, outcome))):
@@ -401,7 +403,8 @@ class Fetcher:
         joined = None if way is None else _joined(outcome, way, key)
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
-            return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators)
+            return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
+                                             held=claim.host, page=self._crawls(claim))  # (asked again)
         return joined
 
     async def _end_asked(self, key: str) -> Fetched | None:
@@ -418,7 +421,8 @@ class Fetcher:
         key = canonical_key(outcome.same_as)
         if self._others is None and key not in self._reaching and key not in self._remote:
             self._reach(key)
-        on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known)
+        on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, held=claim.host,
+                                       page=self._crawls(claim))
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
 
@@ -511,6 +515,11 @@ class Fetcher:
         anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 
+    def _crawls(self, claim: Claim) -> bool:
+        """Whether claim is a page to crawl that robots.txt must allow, the hops of its redirect as well (not an
+        input named by the user)."""
+        return self._robots is not None and claim.plan is _PAGE and claim.key not in self.named
+
     async def _robots_refusal(self, claim: Claim) -> Result | None:
         """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
         if self._robots is None or claim.plan is not Plan.PAGE or claim.key in self.named:
@@ -524,7 +533,13 @@ class Fetcher:
 
     def warnings(self) -> list[str]:
         robots = self._robots.warnings() if self._robots is not None else []
-        return robots + (self._soft.notes() if self._soft is not None else [])
+        return robots + (self._soft.notes() if self._soft is not None else []) + self.left_scope
+
+    def seed_left_scope(self, seed: str, end: str) -> None:
+        """A seed of the crawl redirected out of its scope (http:// to https://, example.org to www.): nothing
+        past it is crawled, which the report must say (else a crawl of nothing looks like a clean one)."""
+        self.left_scope.append(f"{seed} redirected to {end}, outside the crawl's scope: nothing past it was crawled"
+                               f" (start from {end}, or widen the scope with --scope-domain)")
 
 
 def _put(kept: dict[str, Any], key: str, value: Any) -> None:

@@ -8,6 +8,7 @@ What it doesn't do (TLS, proxies, credentials in the URL) goes to the other tran
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import zlib
 from collections.abc import Callable, Mapping
@@ -155,6 +156,9 @@ class _Connection(asyncio.Protocol):
             if end > _MAX_HEAD:
                 raise NetworkError("bad response: header section too large", transient=False)
             text = buffer[:end].decode("latin-1")
+            if not text.isascii():  # raw UTF-8 in a header (a Location to /café): read as browsers and curl do
+                with contextlib.suppress(UnicodeDecodeError):
+                    text = buffer[:end].decode()
             del buffer[: end + skip]
             status, version, headers = _parse_head(text)
             if 100 <= status < 200 and status != 101:

@@ -37,6 +37,8 @@ class Redirects:
         if final == claim.url:
             return claim.key
         if not self._in_scope(final):
+            if claim.depth == 0 and self._recursive:
+                self._fetcher.seed_left_scope(claim.url, final)
             return None  # redirected out of scope: its links are not ours to check
         end = self._end(claim, final, self._recursive, False)
         if fetched.page is None:  # no body to crawl here: the end is crawled on its own
@@ -54,6 +56,8 @@ class Redirects:
         """A redirect reached a URL checked on its own (invariant 1: no second request): its result, when it has
         one, is this one's. The plan this claim had passes on to it (a page's redirect crawls the end)."""
         crawl = claim.plan is Plan.PAGE and self._recursive and self._in_scope(fetched.same_as)
+        if claim.plan is Plan.PAGE and self._recursive and not crawl and claim.depth == 0:
+            self._fetcher.seed_left_scope(claim.url, fetched.same_as)
         end = self._end(claim, fetched.same_as, crawl, claim.plan >= Plan.BODY)
         await self._state.adopt(end, claim.key)  # known: an add, with the edge of no length
         self.before_page(end)
