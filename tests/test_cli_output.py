@@ -4,10 +4,14 @@ where inputs were named, --files-from errors, --dump and --dump-inputs."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 import linkhound
-from cli_run import arun, run, run_on_terminal
+from cli_run import ENV, HANG_GUARD, arun, run, run_on_terminal
 from linkhound import Status
 from server import Site, html
 
@@ -49,6 +53,38 @@ def test_output_file_gets_the_report_and_stderr_the_summary_line(tmp_path: Path)
     assert line.rsplit(" — ", 1)[0] == summary.rsplit(" — ", 1)[0]
     r = run("--no-progress", "-q", "a.md", "-o", "report.txt", cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == "" and r.stderr == ""
+
+
+@pytest.mark.parametrize("fmt", ["compact", "json", "jsonl"])
+def test_a_reader_that_leaves_early_does_not_change_the_verdict(tmp_path: Path, fmt: str) -> None:
+    # `linkhound -f json docs/ | head -1` under `set -o pipefail`: broken links still exit 2
+    doc = tmp_path / "many.md"
+    doc.write_text("".join(f"[l{i}](x{i}.md)\n" for i in range(3000)))
+    proc = subprocess.Popen([sys.executable, "-m", "linkhound", "-f", fmt, str(doc)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=ENV)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # the reader leaves
+    with proc.stderr:
+        err = proc.stderr.read().decode()
+    assert proc.wait(HANG_GUARD) == 2
+    assert "Traceback" not in err and "error" not in err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a device that is always full")
+@pytest.mark.parametrize("how", ["stdout", "output"])
+def test_a_report_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path, how: str) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("[x](gone.md)\n")
+    if how == "output":
+        r = run("-f", "json", "-o", "/dev/full", str(doc))
+        assert r.stderr == "linkhound: error: can't write the report to /dev/full: no space left on device\n"
+    else:
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([sys.executable, "-m", "linkhound", "-f", "json", str(doc)], stdout=full,
+                               stderr=subprocess.PIPE, text=True, env=ENV, timeout=HANG_GUARD)
+        assert r.stderr == "linkhound: error: can't write the report: no space left on device\n"
+    assert r.returncode == 1
 
 
 def test_color_auto_always_never_and_no_color(tmp_path: Path) -> None:

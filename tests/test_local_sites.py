@@ -135,6 +135,19 @@ async def test_root_dir_lets_a_symlink_kept_in_it_point_outside(tmp_path: Path) 
     }
 
 
+@pytest.mark.parametrize("kept", ["memory", "state"])
+async def test_a_target_linked_only_with_fragments_it_lacks_is_reported_once_per_fragment(tmp_path: Path,
+                                                                                          kept: str) -> None:
+    # no result for the page itself: no link asks for it alone, and it would count a link nobody wrote
+    (tmp_path / "a.md").write_text("# A\n\n[x](#nope) [y](b.md#gone) [z](b.md#gone) [w](b.md#b)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    state = {"state": str(tmp_path / "st")} if kept == "state" else {}
+    report = await linkhound.check([str(tmp_path / "a.md")], **state)
+    counts = {r.url.removeprefix(tmp_path.as_uri() + "/"): len(r.references) for r in report.results}
+    assert counts == {"a.md#nope": 1, "b.md#gone": 2, "b.md": 1}
+    assert (report.summary.total, report.summary.unique, report.summary.broken) == (4, 3, 2)
+
+
 async def test_fragments_can_be_turned_off(tree: Path) -> None:
     report = await linkhound.check([str(tree)], check_fragments=False, root_dir=str(tree))
     assert broken(report, tree) == {"guide/gone.md", "file://" + str(tree.parent / "outside.md")}

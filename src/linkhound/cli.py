@@ -146,8 +146,13 @@ def _main(ns: argparse.Namespace) -> int:
         if isinstance(event, Result):
             progress.advance(event)
             text = reporter.result(event)
-            if text:
-                progress.write(lambda: out.write(text))
+            if text and not unwritable:
+                try:
+                    progress.write(lambda: out.write(text))
+                except OSError as e:  # (the reader left, `| head`, or the disk is full: said at the end)
+                    unwritable.append(_why_unwritable(e))
+
+    unwritable: list[str] = []
 
     streaming = on_event if show or reporter.streams else None
     if ns.redis is not None or ns.job is not None:  # the report covers the whole job: nothing streams
@@ -157,10 +162,16 @@ def _main(ns: argparse.Namespace) -> int:
         run.make_ahead(reporter.ahead)  # (a list in several processes: its results' text made while it waits)
     out = open_output(settings.output)
     try:
-        return run_loop(_run(run, settings, reporter, progress, out))
+        return run_loop(_run(run, settings, reporter, progress, out, unwritable))
     finally:
         if out is not sys.stdout:
-            out.close()
+            with contextlib.suppress(OSError):  # (a write that failed has been said)
+                out.close()
+
+
+def _why_unwritable(e: OSError) -> str:
+    """Why the report could not be written; "" when its reader left (`| head`): the verdict still stands."""
+    return "" if isinstance(e, BrokenPipeError) else (e.strerror or str(e)).lower()
 
 
 def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named_in: str, inputs_only: bool) -> int:
@@ -182,8 +193,9 @@ def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named
     return EXIT_OK
 
 
-async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str]) -> int:
-    from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, use_color
+async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str],
+               unwritable: list[str]) -> int:
+    from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, use_color
     from .status import Status
 
     terminated = _install_signals(run, progress)
@@ -193,9 +205,17 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
     if report.summary.interrupted:
         why = "SIGTERM" if terminated else "Ctrl+C"
         print(f"linkhound: interrupted: the report covers what was checked before {why}", file=sys.stderr)
-    for chunk in reporter.chunks(report):
-        out.write(chunk)
-    out.flush()
+    if not unwritable:
+        try:
+            for chunk in reporter.chunks(report):
+                out.write(chunk)
+            out.flush()
+        except OSError as e:
+            unwritable.append(_why_unwritable(e))
+    if unwritable and unwritable[0]:
+        where = f" to {settings.output}" if settings.output is not None else ""
+        print(f"linkhound: error: can't write the report{where}: {unwritable[0]}", file=sys.stderr)
+        return EXIT_USAGE
     if not settings.quiet:
         if settings.output is not None:  # the report went to a file: its summary line still shows here
             from .report.ansi import paint

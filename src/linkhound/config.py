@@ -102,7 +102,7 @@ def read_ignore_file(path: str) -> tuple[str, ...]:
             continue
         try:
             re.compile(line)
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:
             raise ConfigError(f"{path}:{number}: bad regular expression '{line}': {e}") from None
         out.append(line)
     return tuple(out)
@@ -194,7 +194,7 @@ def _status_rules(where: str, value: object) -> list[str]:
             raise ConfigError(f"{at}: pattern must be a regular expression (a string)")
         try:
             re.compile(pattern)
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:
             raise ConfigError(f"{at}: pattern: bad regular expression '{pattern}': {e}") from None
         if not isinstance(codes, str | list):
             raise ConfigError(f"{at}: accept must be an array of status codes or a string like \"403,999\"")

@@ -329,7 +329,9 @@ class MemoryLedger:
                     out.append(with_refs(r, view(t.refs, t.url), depth) if made is None else made)
                 continue
             broken = t.broken_fragments if r.status.is_ok else {}
-            out.append(with_refs(r, self._all_refs(t, broken), depth))
+            rest = self._all_refs(t, broken)
+            if rest:  # (none when every link to it asks for a fragment it lacks: those are the broken ones below)
+                out.append(with_refs(r, rest, depth))
             if broken:
                 asked = t.fragment_refs()
                 for fragment in sorted(broken):

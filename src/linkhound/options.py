@@ -11,6 +11,7 @@ show. `option_fields(Settings)` reads the table back.
 from __future__ import annotations
 
 import functools
+import math
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -175,6 +176,8 @@ def coerce(f: OptionField, value: object) -> Any:
     if typed is None:
         raise OptionError(f.name, f"expected {_WANTED[f.kind]}, got {describe(value)}")
     o = f.option
+    if f.kind is float and not math.isfinite(typed):  # (nan compares false with every bound below)
+        raise OptionError(f.name, f"must be a finite number, got {typed}")
     if o.choices and typed not in o.choices:
         quoted = [f"'{c}'" for c in o.choices]
         raise OptionError(f.name, f"must be {', '.join(quoted[:-1])} or {quoted[-1]}, got '{typed}'")

@@ -485,7 +485,8 @@ class PersistentLedger:
             left_out = tuple(f for f, _ in broken)
             counts = self._count_refs(tid, left_out)
             rest = n - sum(counts.values())
-            yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out, key=key), depth)
+            if rest:  # (none when every link to it asks for a fragment it lacks: those are the broken ones below)
+                yield with_refs(r, TargetRefs(self, tid, rest, leave_out=left_out, key=key), depth)
             for fragment, result in broken:
                 refs = TargetRefs(self, tid, counts[fragment], only=fragment, key=key)
                 yield with_refs(_load(result, f"{url}#{fragment}"), refs, depth)

@@ -77,7 +77,7 @@ def _compile(option: str, patterns: tuple[str, ...]) -> tuple[re.Pattern[str], .
     for p in patterns:
         try:
             out.append(re.compile(p))
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:  # (a{99999999999}: too large a repeat)
             raise OptionError(option, f"bad regular expression '{p}': {e}") from None
     return tuple(out)
 
@@ -91,7 +91,12 @@ class Remap(NamedTuple):
         parts = spec.split(None, 1)
         if len(parts) != 2:
             raise OptionError("remap", f"'{spec}' must be 'REGEX REPLACEMENT'")
-        return cls(_compile("remap", (parts[0],))[0], parts[1])
+        pattern = _compile("remap", (parts[0],))[0]
+        try:  # (a group it doesn't have, \2 or \g<name>: found now, not at the first URL it finds)
+            re._compile_repl(parts[1], pattern)  # type: ignore[attr-defined]
+        except (re.error, IndexError) as e:
+            raise OptionError("remap", f"bad replacement '{parts[1]}': {e}") from None
+        return cls(pattern, parts[1])
 
 
 class StatusRule(NamedTuple):
