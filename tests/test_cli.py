@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -200,6 +201,23 @@ async def test_first_sigint_prints_partial_report_second_exits(site: Site) -> No
     proc.send_signal(signal.SIGINT)
     await asyncio.wait_for(proc.communicate(), 10)
     assert proc.returncode == 130
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/syscall"), reason="tells when a process waits on a read")
+def test_ctrl_c_while_standard_input_is_read_is_one_line_and_130() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "linkhound", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=ENV)
+    try:
+        deadline = time.monotonic() + 60  # (only a guard: it waits on its stdin in well under a second)
+        while Path(f"/proc/{proc.pid}/syscall").read_text().split()[:2] != ["0", "0x0"]:  # read(0, ...)
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert (proc.returncode, out, err) == (130, b"", b"linkhound: interrupted before any link was checked\n")
 
 
 async def test_sigterm_writes_the_report_of_what_was_checked(site: Site) -> None:

@@ -130,6 +130,19 @@ def test_srcset_candidates_with_descriptors_and_commas_inside_urls() -> None:
     assert where(doc, "d.jpg") == [(1, 35)]
 
 
+def test_inline_svg_image_use_and_xlink_href_are_links_at_their_place() -> None:
+    doc = ('<a href="a.html">a</a><svg>\n<image href="i.png"/><use xlink:href="sprite.svg#icon"/>\n'
+           '<a xlink:href="x.html">x</a><a href="s.html">s</a><feImage href="f.png"/><use href="#own"/></svg>\n'
+           '<image src="plain.png">')  # (outside SVG, the parser makes it an <img>)
+    assert sorted(links(doc)) == sorted([
+        ("a.html", "a", "href"), ("i.png", "image", "href"), ("sprite.svg#icon", "use", "xlink:href"),
+        ("x.html", "a", "xlink:href"), ("s.html", "a", "href"), ("f.png", "feImage", "href"), ("#own", "use", "href"),
+        ("plain.png", "img", "src"),
+    ])
+    assert where(doc, "sprite.svg#icon") == [(2, 39)] and where(doc, "#own") == [(3, 85)]
+    assert where(doc, "x.html") == [(3, 16)] and where(doc, "s.html") == [(3, 38)]
+
+
 @pytest.mark.parametrize(
     ("srcset", "expected"),
     [

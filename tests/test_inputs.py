@@ -26,6 +26,15 @@ def test_walk_skips_hidden_and_does_not_follow_symlinked_folders(tmp_path: Path)
     assert "c.md" in hidden
 
 
+def test_walk_reads_files_and_symlinks_to_them_and_passes_over_fifos_and_broken_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a")
+    os.symlink("a.md", tmp_path / "b.md")  # a symlink to a file: read
+    os.symlink("nowhere.md", tmp_path / "c.md")  # to nothing: no document (a link to it is reported)
+    os.mkfifo(tmp_path / "d.md")  # reading it would wait for a writer for ever
+    found = [Path(i.location).name for i in collect([str(tmp_path)])]
+    assert found == ["a.md", "b.md"]
+
+
 def test_errors_name_the_input(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="nope.md: no such file"):
         collect([str(tmp_path / "nope.md")])

@@ -10,7 +10,7 @@ import pytest
 import linkhound
 from cli_run import arun, run
 from linkhound import Status
-from linkhound.local import file_uri
+from linkhound.local import check_mailto, file_uri
 from server import Site, html, urlset
 
 INDEX_MD = """\
@@ -171,6 +171,17 @@ async def test_an_href_that_is_an_e_mail_address_is_broken_with_a_hint(site: Sit
     (tmp_path / "a.md").write_text("[list](pgsql-docs@lists.postgresql.org)\n")
     report = await linkhound.check([str(tmp_path / "a.md")])
     assert [r.reason for r in report.broken] == [f"file not found ({hint})"]
+
+
+@pytest.mark.parametrize(("link", "verdict"), [
+    ("mailto:a@example.org", (Status.OK, "")),
+    ("mailto:?to=a@example.org,b@example.org", (Status.OK, "")),  # RFC 6068's own example form
+    ("mailto:a@example.org?to=b%40example.org&subject=hi", (Status.OK, "")),
+    ("mailto:?subject=hi", (Status.BROKEN, "no address")),
+    ("mailto:?to=nobody", (Status.BROKEN, "invalid address 'nobody'")),
+])
+def test_mailto_addresses_are_read_from_the_path_and_the_to_fields(link: str, verdict: tuple[Status, str]) -> None:
+    assert check_mailto(link) == verdict
 
 
 @pytest.mark.parametrize("kept", ["memory", "state"])

@@ -202,11 +202,12 @@ def model(spec: SiteSpec, url: Urls, shortcut: bool = False) -> Model:
 
     refs = [(t, f) for _, t, w, _, f in edges if w] + local + [(s, None) for s in seeds]
     results: dict[str, tuple[Status, int]] = {}
-    for t, fragment in refs:
-        results[t] = (Status.BROKEN if t in missing else Status.OK, depth[t])
+    for t, fragment in refs:  # (a target whose every link asks for a fragment it lacks has those results only)
         final = redirect.get(t, t)
         if fragment is not None and t not in missing and final in ids and fragment not in ids[final]:
             results[f"{t}#{fragment}"] = (Status.BROKEN, depth[t])
+        else:
+            results[t] = (Status.BROKEN if t in missing else Status.OK, depth[t])
     return Model(
         pages={p: depth[p] for p in crawled if p in pages},
         results=results,

@@ -187,6 +187,35 @@ async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: Si
     assert broken.hits("/a") == 1
 
 
+async def test_robots_txt_is_asked_again_after_a_503_and_its_retry_after(site: Site) -> None:
+    answers = iter([web.Response(status=503, headers={"Retry-After": "1"})])
+
+    async def robots(request: web.Request) -> web.StreamResponse:
+        return next(answers, None) or web.Response(text="User-agent: *\nDisallow: /private\n")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", html("/a", "/private"))
+    site.page("/a", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True, retry_backoff=0.1)
+    assert site.hits("/robots.txt") == 2 and site.hits("/a") == 1 and site.hits("/private") == 0
+    assert report.summary.warnings == ()
+    times = [r.at for r in site.requests if r.path == "/robots.txt"]
+    assert times[1] - times[0] >= 0.9  # (Retry-After: 1)
+
+
+async def test_robots_txt_groups_are_matched_by_the_user_agent_sent(site: Site) -> None:
+    site.page("/robots.txt", "User-agent: MyBot\nDisallow: /members/\n\nUser-agent: *\nDisallow:\n",
+              content_type="text/plain")
+    site.page("/", html("/members/list.html", "/open.html"))
+    site.page("/members/list.html", "members")
+    site.page("/open.html", "open")
+    report = await linkhound.check([site.url("/")], recursive=True, user_agent="MyBot/1.0 (+https://x.test/bot)")
+    assert site.hits("/members/list.html") == 0 and site.hits("/open.html") == 1
+    assert {r.url: r.status for r in report.results}[site.url("/members/list.html")] is Status.SKIPPED
+    await linkhound.check([site.url("/")], recursive=True)  # linkhound: the * group
+    assert site.hits("/members/list.html") == 1
+
+
 async def test_robots_fetched_once_when_many_workers_start_together(site: Site) -> None:
     async def slow_robots(request: web.Request) -> web.StreamResponse:
         await asyncio.sleep(0.2)

@@ -74,7 +74,11 @@ def entry() -> NoReturn:
     from .loop import fewer_collections
 
     with fewer_collections():  # (never left: restoring the thresholds would set off a full pass on the way out)
-        code = main()
+        try:
+            code = main()
+        except KeyboardInterrupt:  # Ctrl+C before the run took it over (reading stdin, walking a folder)
+            print("linkhound: interrupted before any link was checked", file=sys.stderr)
+            code = 130  # (cli_common.EXIT_INTERRUPTED, without loading it)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
                 stream.flush()

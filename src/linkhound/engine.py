@@ -93,7 +93,7 @@ class Engine:
         if s.robots and s.recursive:
             from .robots import Robots
 
-            robots = Robots(self._client, self._pool)
+            robots = Robots(checker, self._pool, s.user_agent or "")
         known = lambda url: self._state.depth(canonical_key(url)) is not None  # noqa: E731
         soft = None
         if s.soft_404:

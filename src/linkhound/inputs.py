@@ -153,7 +153,7 @@ def _why(e: BaseException) -> str:
 
 def walk(root: Path, *, hidden: bool = False, gitignore: bool = True, exclude: Patterns = ()) -> Iterator[Path]:
     """Files under root that extractors read, in a stable order; hidden dirs, .gitignore'd and excluded paths
-    left out."""
+    left out, and symlinked folders (one may loop back), FIFOs, devices and broken symlinks passed over."""
     specs: list[tuple[str, object]] = []  # (dir, GitIgnoreSpec) of every .gitignore above the current dir
     if gitignore:
         specs.extend(_ancestor_ignores(root))
@@ -184,8 +184,17 @@ def _walk(
             continue
         if is_dir:
             yield from _walk(Path(entry.path), hidden, gitignore, specs, exclude)
-        elif kind_for_path(entry.name) in WALK_KINDS:
+        elif kind_for_path(entry.name) in WALK_KINDS and _regular(entry):
             yield Path(entry.path)
+
+
+def _regular(entry: os.DirEntry[str]) -> bool:
+    """Whether a walk reads entry: a file, or a symlink to one; not a FIFO (reading it would wait for a writer),
+    a socket or a device, nor a symlink to nothing (no document: links to it are reported)."""
+    try:
+        return entry.is_file()  # (follows a symlink; no system call for a plain file)
+    except OSError:
+        return True  # can't be looked at: reading it will say why
 
 
 def _load_ignore(d: Path) -> object | None:

@@ -107,8 +107,10 @@ def _inside(path: str, root: str) -> bool:
 
 def check_mailto(url: str) -> tuple[Status, str]:
     """mailto: links are checked for syntax only: every address must look like local@domain.tld."""
-    body = unquote(url[len("mailto:") :].split("?", 1)[0])
-    addresses = [a.strip() for a in body.split(",") if a.strip()]
+    path, _, query = url[len("mailto:") :].partition("?")
+    fields = [unquote(path)]  # and the to= fields of the query (RFC 6068: mailto:?to=a@x.org,b@y.org)
+    fields += [unquote(v) for k, _, v in (p.partition("=") for p in query.split("&")) if k.lower() == "to"]
+    addresses = [a.strip() for field in fields for a in field.split(",") if a.strip()]
     if not addresses:
         # mailto:?subject=... with no address is allowed by RFC 6068 but points nowhere
         return Status.BROKEN, "no address"

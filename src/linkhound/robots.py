@@ -1,7 +1,10 @@
 """robots.txt: fetched once per origin (concurrent askers share the fetch), cached for the run.
 
-Per RFC 9309: a 4xx robots.txt allows everything; a 5xx or unreachable one disallows crawling that origin.
-linkhound decides once per run (after the request's own retries) and doesn't ask again.
+Per RFC 9309: a 4xx robots.txt allows everything, and so does one past too many redirects (unavailable); a 5xx
+or unreachable one disallows crawling that origin. The request is a check like the others (retries with
+backoff, Retry-After obeyed: a 503 for a moment is not an answer for the run); linkhound then decides once per
+run and doesn't ask again. Groups are matched by the product token of the User-Agent sent ("linkhound", or the
+first word of --user-agent).
 """
 
 from __future__ import annotations
@@ -9,8 +12,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from .client import HttpClient, NetworkError, RedirectError
+from .checker import HttpChecker
 from .host_pool import HostPool
+from .status import Status
 from .urls import host_of, origin_of
 
 _ROBOTS_MAX = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
@@ -31,10 +35,10 @@ class RobotsRules:
 
 
 class Robots:
-    def __init__(self, client: HttpClient, pool: HostPool, agent: str = "linkhound") -> None:
-        self._client = client
+    def __init__(self, checker: HttpChecker, pool: HostPool, user_agent: str = "") -> None:
+        self._checker = checker
         self._pool = pool
-        self._agent = agent
+        self._agent = agent_token(user_agent)
         self._rules: dict[str, asyncio.Future[RobotsRules]] = {}
         self._lent: dict[str, int] = {}  # origin -> askers waiting in a slot of its host, idle until answered
         self.fetched = 0
@@ -88,12 +92,15 @@ class Robots:
         self.fetched += 1
         own = await self._slot(origin, host)
         try:
-            resp = await self._client.fetch(f"{origin}/robots.txt", "GET", lambda ctype: True)
-        except (NetworkError, TimeoutError, RedirectError):
-            return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
+            outcome = await self._checker.check(f"{origin}/robots.txt", "GET", lambda ctype: True, host)
         finally:
             if own:
                 self._pool.release(host)  # (the pool tells the scheduler, which may have parked the host)
+        resp = outcome.response
+        if resp is None:
+            if outcome.status is Status.ERROR and outcome.reason.startswith(("redirect loop", "more than")):
+                return RobotsRules(None)  # too many redirects: unavailable, as a 4xx is (RFC 9309 2.3.1.2)
+            return RobotsRules(None, True, "robots.txt unreachable: not crawling this host")
         if resp.status >= 500:
             return RobotsRules(None, True, f"robots.txt answered {resp.status}: not crawling this host")
         if resp.status >= 400 or resp.body is None:
@@ -133,3 +140,10 @@ class Robots:
             rates.append(rr.requests / rr.seconds)
         if rates:
             self._pool.slow_down(host, min(rates))
+
+
+def agent_token(user_agent: str) -> str:
+    """The product token robots.txt groups are matched by: "linkhound", or the first word of a --user-agent
+    ("MyBot/1.0 (+https://...)" is MyBot)."""
+    token = user_agent.split("/", 1)[0].split(None, 1)[0] if user_agent.strip() else ""
+    return token or "linkhound"

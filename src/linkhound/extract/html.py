@@ -53,11 +53,13 @@ _SOURCE_ATTRIBUTES = (
     *{attribute for attributes in LINK_ATTRIBUTES.values() for attribute in attributes},
     "content",  # meta refresh
     "style",
+    "xlink:href",  # SVG's older spelling of href
 )
 _ATTRIBUTE_PATTERNS = {
     name: (re.compile(name + _VALUE), re.compile(name + _VALUE, re.IGNORECASE)) for name in _SOURCE_ATTRIBUTES
 }
 _BEFORE_NAME = frozenset(" \t\n\f\"'/")
+_SVG_LINKS = "svg image, svg use, svg feImage, svg a"
 # Where attribute-like text is not markup: comments and the bodies of raw-text elements. Tag names in
 # lower or upper case only (a literal trie is 4x faster than IGNORECASE here); it only breaks ties.
 # <template> is markup, but its content is not in the document the parser returns.
@@ -232,7 +234,7 @@ class _Positions:
 @cache
 def _tag_names() -> dict[int, str]:
     """Lexbor's numeric id of each tag we read, asked of Lexbor itself rather than hard-coded."""
-    wanted = {*LINK_ATTRIBUTES, "base", "meta", "style"}
+    wanted = {*LINK_ATTRIBUTES, "base", "meta", "style", "svg"}
     inline = "".join(f"<{tag}></{tag}>" for tag in sorted(wanted - {"td", "th", "frame", "body"}))
     probes = (f"<body>{inline}<table><tr><td></td><th></th></tr></table>", "<frameset><frame></frameset>")
     names: dict[int, str] = {}
@@ -250,7 +252,7 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
     hrefs = uses["href"] = []  # most links: the short way
     styles: list[str] = []
     base_href: str | None = None
-    nofollow = False
+    nofollow = svg = False
     tags = _tag_names()
     # One walk comparing Lexbor's tag ids beats a 25-tag selector list (0.22 vs 0.59 ms on a 100 KB page).
     for node in parser.root.traverse() if parser.root else ():
@@ -278,6 +280,8 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
                 styles.append(node.text(deep=True))
             elif tag == "base" and base_href is None:
                 base_href = attributes.get("href")
+            elif tag == "svg":
+                svg = True
             continue
         if tag == "input" and (attributes.get("type") or "").strip().lower() != "image":
             link_attributes = ("formaction",)  # only an image input has a src worth checking
@@ -289,6 +293,16 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
             if value:
                 kind = "srcset" if attribute == "srcset" else "url"
                 uses.setdefault(attribute, []).append((tag, value, kind, "nofollow" in rel_tokens))
+    if svg:  # inline SVG: <image>, <use> (a sprite's symbol), <feImage> and <a xlink:href> load what they name
+        for node in parser.css(_SVG_LINKS):
+            attributes, tag = node.attributes, node.tag or ""
+            if tag == "a" and attributes.get("href"):
+                continue  # (read in the walk)
+            for attribute in ("href", "xlink:href"):
+                value = attributes.get(attribute)
+                if value:  # (after the walk's: the source is then matched value by value, see _Positions)
+                    uses.setdefault(attribute, []).append((tag, value, "url", False))
+                    break
     for node in parser.css("[style]"):
         value = node.attributes.get("style") or ""
         if "url(" in value.lower():
