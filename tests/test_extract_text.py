@@ -154,6 +154,7 @@ def test_line_counter_handles_offsets_in_any_order() -> None:
         ("sitemap.xml", Kind.SITEMAP),
         ("/site/sitemap_index.xml", Kind.SITEMAP),
         ("Sitemap-posts.xml.gz", Kind.SITEMAP),
+        ("pages.XML.gz", Kind.SITEMAP),  # a compressed sitemap of any name, as .xml is one
         (r"C:\site\sitemap.xml", Kind.SITEMAP),
         ("feed.xml", Kind.SITEMAP),  # read as a sitemap: an XML file that is not one yields nothing
         ("pom.XML", Kind.SITEMAP),

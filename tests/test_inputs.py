@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from linkhound.exceptions import InputError, UsageError
-from linkhound.inputs import collect
+from linkhound.inputs import collect, read_files_from
 
 
 def test_walk_skips_hidden_and_does_not_follow_symlinked_folders(tmp_path: Path) -> None:
@@ -33,6 +33,24 @@ def test_walk_reads_files_and_symlinks_to_them_and_passes_over_fifos_and_broken_
     os.mkfifo(tmp_path / "d.md")  # reading it would wait for a writer for ever
     found = [Path(i.location).name for i in collect([str(tmp_path)])]
     assert found == ["a.md", "b.md"]
+
+
+def test_a_files_from_list_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a")
+    listing = tmp_path / "list.txt"
+    listing.write_bytes(b"\xef\xbb\xbf" + str(tmp_path / "a.md").encode() + b"\r\n# a comment\r\n")
+    assert [(n.text, n.line) for n in read_files_from(str(listing))] == [(str(tmp_path / "a.md"), 1)]
+
+
+def test_a_file_url_input_is_read_from_this_machine_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a b.md").write_text("a")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "host").mkdir()  # file://host/x.md is not ./host/x.md
+    (tmp_path / "host" / "x.md").write_text("x")
+    for url in (f"file://{tmp_path}/a%20b.md", f"file://localhost{tmp_path}/a%20b.md"):
+        assert [i.location for i in collect([url])] == [str(tmp_path / "a b.md")]
+    with pytest.raises(InputError, match="another host \\(host\\)"):
+        collect(["file://host/x.md"])
 
 
 def test_errors_name_the_input(tmp_path: Path) -> None:

@@ -343,6 +343,9 @@ def test_jobs_url_inputs_and_small_limits_keep_one_process(tmp_path: Path) -> No
     assert jobs_for(s, inputs) == 1
     s, inputs = _settings_and_inputs(tmp_path, jobs=3, host_concurrency=2)
     assert jobs_for(s, inputs) == 2
+    s, inputs = _settings_and_inputs(tmp_path, jobs=10**20)  # at once, not counted down from 10**20
+    assert jobs_for(s, inputs) == max(n for n in range(1, 9) if all(Shard(i, n).limits(
+        HostLimits(8)).concurrency >= 1 for i in range(n)))
 
 
 @pytest.mark.parametrize("count", [2, 3, 5])

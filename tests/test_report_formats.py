@@ -263,6 +263,18 @@ def test_sarif_uses_file_uris_for_absolute_paths_and_urls_for_pages() -> None:
     ]
 
 
+def test_sarif_gives_a_url_named_on_the_command_line_no_location_and_a_listed_one_its_line() -> None:
+    refs = (
+        Reference("command line", 0, 0, "input", "", "https://x.test/"),
+        Reference("urls.txt", 3, 1, "input", "", "https://x.test/"),
+    )
+    result = Result("https://x.test/", Status.BROKEN, 404, "Not Found", references=refs)
+    doc = json.loads(reporter_for("sarif").finish(Report((result,), summarize((result,), 0, 0.0))))
+    assert [r.get("locations") for r in doc["runs"][0]["results"]] == [None, [{"physicalLocation": {
+        "artifactLocation": {"uri": "urls.txt", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 3, "startColumn": 1}
+    }}]]
+
+
 def test_html_embeds_data_that_cannot_close_its_script_block() -> None:
     embedded = script_json({"url": "</script><!-- & -->"})
     assert "<" not in embedded and ">" not in embedded and "&" not in embedded

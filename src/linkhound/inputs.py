@@ -79,6 +79,7 @@ def read_files_from(source: str) -> list[Named]:
     """The inputs listed in a file (one per line; '#' comments and blank lines skipped), or stdin for '-'."""
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        text = text.removeprefix("\ufeff")  # (a byte order mark, as editors on Windows write)
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(source, f"can't read --files-from file: {_why(e)}") from None
     named_in = "stdin" if source == "-" else source
@@ -106,9 +107,15 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         yield Input(arg, None)
         return
     if lower.startswith("file://"):
-        from urllib.request import url2pathname
+        from .local import file_host, file_url_to_path
 
-        arg = url2pathname(arg[7:].split("#", 1)[0])
+        if file_host(arg):
+            raise InputError(arg, f"a file: URL of another host ({file_host(arg)}): only this machine's are read")
+        arg = file_url_to_path(arg)
+        if os.name == "nt":  # /C:/x
+            from urllib.request import url2pathname
+
+            arg = url2pathname(arg)
     path = Path(arg)
     try:
         is_dir, exists = path.is_dir(), path.exists()

@@ -35,6 +35,8 @@ def jobs_for(s: Settings, inputs: Sequence[Input]) -> int:
     if wanted < 2 or not _shareable(s, inputs):
         return 1
     limits = _all_limits(s)
+    # (no process may get less than 1 of a cap: more than the smallest cap never splits, 10**20 included)
+    wanted = min(wanted, *(lim.concurrency for lim in limits), *(lim.burst for lim in limits if lim.rate))
     while wanted > 1 and not all(_splits(lim, wanted) for lim in limits):
         wanted -= 1
     return wanted

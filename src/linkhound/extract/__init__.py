@@ -62,9 +62,12 @@ _GZIP_MAGIC = b"\x1f\x8b"
 
 
 def kind_for_path(path: str) -> Kind | None:
-    """The Kind a file name says: by suffix (case-insensitive); sitemap*.xml(.gz) and *.xml are read as sitemaps."""
+    """The Kind a file name says: by suffix (case-insensitive); sitemap*.xml(.gz), *.xml and *.xml.gz are read as
+    sitemaps."""
     name = re.split(r"[/\\]", path)[-1]
     if _SITEMAP_NAME.fullmatch(name):
+        return Kind.SITEMAP
+    if name[-7:].lower() == ".xml.gz":  # (a compressed sitemap of any name, as .xml is one)
         return Kind.SITEMAP
     dot = name.rfind(".")
     return _SUFFIXES.get(name[dot:].lower()) if dot > 0 else None

@@ -125,7 +125,7 @@ def _result(result: Result, ref: Reference | None) -> Record:
         "level": rule.level,
         "message": {"text": printable(f"{TITLES[result.status]}: {result.url} ({describe(result)})")},
     }
-    if ref is not None:
+    if ref is not None and _in_a_file(ref):
         out["locations"] = [{"physicalLocation": _physical(ref)}]
     out["properties"] = {
         "url": result.url,
@@ -180,7 +180,7 @@ def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
         "level": "note",
         "message": {"text": printable(message)},
     }
-    if ref is not None:
+    if ref is not None and _in_a_file(ref):
         physical = _physical(ref)
         out["locations"] = [{"physicalLocation": physical}]
         new = rewrite(ref.text, s.replacement)
@@ -192,6 +192,12 @@ def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
             out["fixes"] = [{"description": {"text": printable(message)}, "artifactChanges": [change]}]
     out["properties"] = {"url": s.url, "replacement": s.replacement, "kind": s.kind}
     return out
+
+
+def _in_a_file(ref: Reference) -> bool:
+    """Whether ref is in a document (a file, a page, a --files-from list's line), not a URL named on the command
+    line or in a config file: that one has no location to point at."""
+    return ref.element != "input" or ref.line > 0
 
 
 def _physical(ref: Reference) -> Record:
