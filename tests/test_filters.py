@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 from aiohttp.abc import ResolveResult
@@ -18,6 +20,7 @@ from linkhound import Status
 from linkhound.aiohttp_transport import ExcludingResolver
 from linkhound.client import ClientOptions, HttpClient
 from linkhound.filters import AddressExcluded, AddressFilter, IPAddress, address_kind
+from linkhound.report import reporter_for
 from server import Site, SiteFactory, html
 
 ENV = {**os.environ, "NO_COLOR": "1"}
@@ -256,6 +259,16 @@ async def test_bot_protection_is_blocked_not_broken(site: Site, tmp_path: Path) 
     assert code == 0 and "blocked" in out
     code, _, _ = await arun("--fail-on-blocked", site.url("/blocked-only.html"))
     assert code == 2
+    # ... and every report says so: the summary's success, JUnit's failures, SARIF's and GitHub's errors
+    report = await linkhound.check([site.url("/blocked-only.html")], fail_on_blocked=True)
+    assert not report.summary.success and report.summary.count(Status.BLOCKED) == 2
+    junit = ElementTree.fromstring(reporter_for("junit").finish(report))
+    assert junit.get("failures") == "2" and len(junit.findall(".//failure")) == 2
+    sarif = json.loads(reporter_for("sarif").finish(report))
+    assert {r["level"] for r in sarif["runs"][0]["results"]} == {"error"}
+    assert reporter_for("github").finish(report).count("::error ") == 2
+    plain = await linkhound.check([site.url("/blocked-only.html")])
+    assert plain.summary.success and ElementTree.fromstring(reporter_for("junit").finish(plain)).get("failures") == "0"
     # a status rule that accepts 999 wins over the bot-protection verdict
     (tmp_path / "linkhound.toml").write_text('[[status]]\npattern = "/linkedin$"\naccept = [999]\n')
     code, out, _ = await arun("-v", "--fail-on-blocked", site.url("/linkedin"), cwd=tmp_path)

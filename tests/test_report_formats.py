@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -25,7 +26,7 @@ from linkhound.report.markdown import code, text
 from linkhound.report.site_tree import site_tree
 from linkhound.status import Status
 from linkhound.summary import Report, summarize
-from linkhound.types import Page, Reference, Result
+from linkhound.types import Certificate, Page, Reference, Result
 from report_fixtures import HOSTILE_URL, REPORT, RESULTS
 
 EMPTY = Report(results=(), summary=summarize((), pages=0, elapsed=0.0))
@@ -273,6 +274,17 @@ def test_sarif_gives_a_url_named_on_the_command_line_no_location_and_a_listed_on
     assert [r.get("locations") for r in doc["runs"][0]["results"]] == [None, [{"physicalLocation": {
         "artifactLocation": {"uri": "urls.txt", "uriBaseId": "%SRCROOT%"}, "region": {"startLine": 3, "startColumn": 1}
     }}]]
+
+
+def test_junit_totals_count_the_certificates_suite() -> None:
+    certificates = (Certificate("a.test", "2026-12-10T00:00:00Z", 3, True), Certificate("b.test", "2027-06-01T00:00:00Z",
+                                                                                         180, False))
+    summary = dataclasses.replace(REPORT.summary, certificates=certificates, certificates_fail=True)
+    root = ElementTree.fromstring(reporter_for("junit").finish(dataclasses.replace(REPORT, summary=summary)))
+    suites = root.findall("testsuite")
+    assert int(root.get("tests") or 0) == sum(int(s.get("tests") or 0) for s in suites)
+    assert int(root.get("failures") or 0) == sum(int(s.get("failures") or 0) for s in suites)
+    assert [s.get("failures") for s in suites if s.get("name") == "(TLS certificates)"] == ["1"]
 
 
 def test_html_embeds_data_that_cannot_close_its_script_block() -> None:

@@ -407,6 +407,8 @@ class Engine:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, unchanged=self._unchanged))
         if self._certs is not None:
             report = self._certs.into(report)
+        if self.settings.fail_on_blocked:
+            report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, blocked_fail=True))
         if self._drift is None:
             return report
         crawled = [url for url, key, _, _ in entries if key is not None]

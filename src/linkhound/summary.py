@@ -30,6 +30,7 @@ class Summary:
     # (certificates_fail) one expiring within the window fails the run
     certificates: tuple[Certificate, ...] | None = None
     certificates_fail: bool = False
+    blocked_fail: bool = False  # --fail-on-blocked: a link behind bot protection fails the run too
 
     def count(self, status: Status) -> int:
         return self.by_status.get(status, 0)
@@ -53,7 +54,8 @@ class Summary:
 
     @property
     def success(self) -> bool:
-        return self.broken == 0 and not (self.certificates_fail and self.expiring)
+        return self.broken == 0 and not (self.certificates_fail and self.expiring) and not (
+            self.blocked_fail and self.count(Status.BLOCKED))
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ class GitHub(WholeReport):
         if not self.summary_only:
             for result in by_status_then_url(r for r in report.results if is_problem(r.status)):
                 for ref in referrers(result):
-                    lines.append(_annotation(result, ref))
+                    lines.append(_annotation(result, ref, report.summary.blocked_fail))
             lines.extend(_notice(s, ref) for s in report.suggestions for ref in sorted_refs(s.references))
         if report.sitemap_drift is not None:  # --sitemap-drift: notices, which fail nothing
             lines.extend(_drift(report.sitemap_drift, self.summary_only))
@@ -52,8 +52,8 @@ def _expiring(summary: Summary) -> list[str]:
     return [f"::error title=TLS certificate expiring::{_data(f'{c.host} expires {when(c)}')}" for c in summary.expiring]
 
 
-def _annotation(result: Result, ref: Reference | None) -> str:
-    command = "warning" if result.status is Status.BLOCKED else "error"
+def _annotation(result: Result, ref: Reference | None, blocked_fail: bool = False) -> str:
+    command = "warning" if result.status is Status.BLOCKED and not blocked_fail else "error"
     props: dict[str, str] = {}
     message = f"{result.url} ({describe(result)})"
     if ref is not None and not is_url(ref.source):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator, Sequence
 
+from ..status import Status
 from ..summary import Report, Summary
 from ..types import Reference, Result
 from . import fixes
@@ -35,45 +37,56 @@ class JUnit(WholeReport):
 
     def chunks(self, report: Report) -> Iterator[str]:
         groups = by_source(report.results)
-        tests, failures, _ = _counts([p for pairs in groups.values() for p in pairs])
+        fails = _failing(report.summary.blocked_fail)
+        tests, failures, _ = _counts([p for pairs in groups.values() for p in pairs], fails)
+        notes = _note_suites(report)
+        tests += sum(int(suite.get("tests") or 0) for suite in notes)  # (the certificates' suite)
+        failures += sum(int(suite.get("failures") or 0) for suite in notes)
         head = (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="linkhound" tests="{tests}" failures='
                 f'"{failures}" errors="0" time="{report.summary.elapsed:.3f}"')
-        notes = _note_suites(report)
         if not groups and not notes:
             yield head + " />\n"
             return
         yield head + ">"
-        yield from in_two(list(groups.items()), lambda group: len(group[1]), _suites, _FORK_AT if self.fork else None)
+        suites = functools.partial(_suites, fails=fails)
+        yield from in_two(list(groups.items()), lambda group: len(group[1]), suites, _FORK_AT if self.fork else None)
         for suite in notes:
             ET.indent(suite, level=1)
             yield "\n  " + ET.tostring(suite, encoding="unicode")
         yield "\n</testsuites>\n"
 
 
-def _suites(groups: Sequence[tuple[str, list[tuple[Reference | None, Result]]]], first: bool) -> Iterator[str]:
-    return (_suite(source, pairs) for source, pairs in groups)
+def _suites(groups: Sequence[tuple[str, list[tuple[Reference | None, Result]]]], first: bool,
+            fails: frozenset[Status]) -> Iterator[str]:
+    return (_suite(source, pairs, fails) for source, pairs in groups)
 
 
-def _suite(source: str, pairs: Sequence[tuple[Reference | None, Result]]) -> str:
+def _failing(blocked_fail: bool) -> frozenset[Status]:
+    """The statuses that are failures: the broken ones, and blocked with --fail-on-blocked."""
+    broken = frozenset(s for s in Status if s.is_broken)
+    return broken | {Status.BLOCKED} if blocked_fail else broken
+
+
+def _suite(source: str, pairs: Sequence[tuple[Reference | None, Result]], fails: frozenset[Status]) -> str:
     """A source's testsuite, a testcase a link, as text."""
     name = _attribute(printable(source))
-    tests, failures, skipped = _counts(pairs)
+    tests, failures, skipped = _counts(pairs, fails)
     time = sum(result.elapsed for _, result in pairs)
     lines = [f'\n  <testsuite name="{name}" tests="{tests}" failures="{failures}" errors="0" skipped="{skipped}"'
              f' time="{time:.3f}">']
-    lines += [_testcase(name, ref, result) for ref, result in pairs]
+    lines += [_testcase(name, ref, result, fails) for ref, result in pairs]
     lines.append("\n  </testsuite>")
     return "".join(lines)
 
 
-def _testcase(classname: str, ref: Reference | None, result: Result) -> str:
+def _testcase(classname: str, ref: Reference | None, result: Result, fails: frozenset[Status]) -> str:
     position = f"{ref.line}:{ref.column} " if ref and ref.line else ""
     case = (f'\n    <testcase name="{_attribute(printable(position + as_used(result, ref)))}" classname="{classname}"'
             f' time="{result.elapsed:.3f}"')
     if result.is_ok:
         return case + " />"
     message = _attribute(printable(f"{LABELS[result.status]}: {describe(result)}"))
-    if result.is_broken:
+    if result.status in fails:
         return (f'{case}>\n      <failure type="{_attribute(result.status.value)}" message="{message}">'
                 f"{_text(_details(ref, result))}</failure>\n    </testcase>")
     return f'{case}>\n      <skipped message="{message}" />\n    </testcase>'
@@ -144,9 +157,9 @@ def _certificates(summary: Summary) -> list[ET.Element]:
     return [suite]
 
 
-def _counts(pairs: Sequence[tuple[Reference | None, Result]]) -> tuple[int, int, int]:
-    """Tests, failures (broken links) and skipped ones (neither ok nor broken)."""
-    failures = sum(1 for _, r in pairs if r.status.is_broken)
+def _counts(pairs: Sequence[tuple[Reference | None, Result]], fails: frozenset[Status]) -> tuple[int, int, int]:
+    """Tests, failures (broken links, see _failing) and skipped ones (neither ok nor failures)."""
+    failures = sum(1 for _, r in pairs if r.status in fails)
     return len(pairs), failures, sum(1 for _, r in pairs if not r.is_ok) - failures
 
 

@@ -73,8 +73,9 @@ class Sarif(WholeReport):
     """A result per (problem link, referrer): GitHub shows one annotation per location."""
 
     def finish(self, report: Report) -> str:
+        blocked_fail = report.summary.blocked_fail
         results = [
-            _result(result, ref)
+            _result(result, ref, blocked_fail)
             for result in by_status_then_url(r for r in report.results if is_problem(r.status))
             for ref in referrers(result)
         ]
@@ -117,12 +118,13 @@ def _rule(status: Status | None, rule: Rule) -> Record:
     }
 
 
-def _result(result: Result, ref: Reference | None) -> Record:
+def _result(result: Result, ref: Reference | None, blocked_fail: bool = False) -> Record:
+    """A problem link's result at one referrer (blocked_fail: --fail-on-blocked, a blocked link is an error)."""
     rule = RULES[result.status]
     out: Record = {
         "ruleId": rule.id,
         "ruleIndex": _INDEX[result.status],
-        "level": rule.level,
+        "level": "error" if blocked_fail and result.status is Status.BLOCKED else rule.level,
         "message": {"text": printable(f"{TITLES[result.status]}: {result.url} ({describe(result)})")},
     }
     if ref is not None and _in_a_file(ref):
