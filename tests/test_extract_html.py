@@ -130,6 +130,13 @@ def test_srcset_candidates_with_descriptors_and_commas_inside_urls() -> None:
     assert where(doc, "d.jpg") == [(1, 35)]
 
 
+def test_an_attribute_written_inside_another_attributes_value_is_not_the_links_place() -> None:
+    # (`linkhound fix` edits the text at a link's place: the tooltip must not be taken for the href)
+    doc = """<p title='see href="m.html"'>t</p>\n<a href="m.html">real</a> <img alt='src="i.png"' src="i.png">"""
+    assert where(doc, "m.html") == [(2, 10)] and at(doc, 2, 10).startswith('m.html">real')
+    assert where(doc, "i.png") == [(2, 55)] and at(doc, 2, 55).startswith('i.png">')
+
+
 def test_inline_svg_image_use_and_xlink_href_are_links_at_their_place() -> None:
     doc = ('<a href="a.html">a</a><svg>\n<image href="i.png"/><use xlink:href="sprite.svg#icon"/>\n'
            '<a xlink:href="x.html">x</a><a href="s.html">s</a><feImage href="f.png"/><use href="#own"/></svg>\n'

@@ -177,14 +177,30 @@ class _Positions:
         for value, element in zip(values, elements, strict=True):
             index = taken[value] = taken.get(value, -1) + 1
             found = by_value.get(value, [])
-            if len(found) != totals[value]:  # drop look-alikes in comments, scripts and text
-                found = by_value[value] = [place for place in found if self._in_markup(place[0])] or found
+            if len(found) != totals[value]:  # drop look-alikes in comments, scripts, text and other attributes
+                found = by_value[value] = [place for place in found if self._an_attribute(place)] or found
                 totals[value] = len(found)
             if index < len(found):
                 places.append(found[index])
             else:
                 places.append(_CLONE if element == "a" and found else _NOT_FOUND)
         return places
+
+    def _an_attribute(self, place: tuple[int, str]) -> bool:
+        """Whether the value at place is an attribute's: in a tag, and its name not inside another attribute's
+        quoted value (<p title='href="x"'>)."""
+        offset = place[0]
+        if not self._in_markup(offset):
+            return False
+        text = self._text
+        opening = offset - 1 if text[offset - 1 : offset] in ("\"", "'") else offset  # its own quote, if any
+        quote = ""
+        for ch in text[text.rfind("<", 0, offset) : opening]:
+            if quote:
+                quote = "" if ch == quote else quote
+            elif ch in "\"'":
+                quote = ch
+        return not quote
 
     def _by_value(self, pattern: re.Pattern[str]) -> dict[str, list[tuple[int, str]]]:
         text = self._text

@@ -368,11 +368,35 @@ def _html(walk: _Walk) -> None:
             length += 1
     scan = scan_html("".join(parts))
     walk.anchors.update(scan.anchors)
+    data = walk.source.data
     for offset, url, element, attribute, nofollow in scan.found:
         index = bisect.bisect_right(starts, offset) - 1
         start, piece = walk.html[index]
-        at = start + _bytes_in(piece, min(offset - starts[index], len(piece)))
-        walk.found.append((at, url, element, attribute, nofollow))
+        walk.found.append((_in_source(data, start, piece, min(offset - starts[index], len(piece))), url, element,
+                           attribute, nofollow))
+
+
+def _in_source(data: bytes, start: int, piece: str, offset: int) -> int:
+    """The byte offset in the document of piece[offset:], the piece the parser gave from start on. Its lines
+    after the first lack what a list item's indent or a blockquote's "> " took from the source's: each is found
+    in its source line after that."""
+    line = piece.count("\n", 0, offset)
+    if not line:
+        return start + _bytes_in(piece, offset)
+    encoded = piece.encode()
+    if data.startswith(encoded, start):  # (the piece as the source has it: most raw HTML)
+        return start + _bytes_in(piece, offset)
+    at = start
+    for _ in range(line):
+        at = data.find(b"\n", at) + 1
+        if not at:
+            return start + _bytes_in(piece, offset)
+    head = piece.rfind("\n", 0, offset) + 1
+    tail = piece.find("\n", offset)
+    own = piece[head : len(piece) if tail < 0 else tail].encode()
+    end = data.find(b"\n", at)
+    found = data.find(own, at, len(data) if end < 0 else end)  # (after the prefix: spaces and ">" only)
+    return (at if found < 0 else found) + _bytes_in(piece[head:], offset - head)
 
 
 def _jsx(walk: _Walk) -> None:
