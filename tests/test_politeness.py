@@ -243,6 +243,25 @@ async def test_nofollow_meta_and_rel(site: Site) -> None:
     assert site.hits("/never") == 0
 
 
+async def test_x_robots_tag_and_meta_directives_for_other_crawlers_do_not_count(site: Site) -> None:
+    pages = {  # page -> (X-Robots-Tag, meta tag, whether its child is crawled)
+        "/xr-other": ("otherbot: nofollow", "", True),
+        "/xr-ours": ("otherbot: noindex, linkhound: nofollow", "", False),
+        "/xr-none": ("none", "", False),
+        "/xr-valued": ("unavailable_after: 2030-01-01, nofollow", "", False),
+        "/meta-ours": ("", '<meta name="linkhound" content="nofollow">', False),
+        "/meta-other": ("", '<meta name="googlebot" content="nofollow">', True),
+    }
+    site.page("/", html(*pages))
+    for path, (header, meta, _) in pages.items():
+        site.page(path, meta + html(f"{path}-child"), headers={"X-Robots-Tag": header} if header else None)
+        site.page(f"{path}-child", "ok")
+    await linkhound.check([site.url("/")], recursive=True)
+    crawled = {path: site.hits(f"{path}-child", "GET") == 1 for path in pages}
+    assert crawled == {path: follow for path, (_, _, follow) in pages.items()}
+    assert all(site.hits(f"{path}-child") == 1 for path in pages)  # each checked once, crawled or not
+
+
 async def test_user_agent_and_per_host_headers(site: Site) -> None:
     site.page("/", html("/a"))
     site.page("/a", "ok")

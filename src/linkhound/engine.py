@@ -37,6 +37,7 @@ from .summary import Report
 from .traps import TrapGuard
 from .types import Event, Page, RawLink, Result
 from .urls import Scope, canonical_key
+from .version import agent_token
 
 if TYPE_CHECKING:
     from .changed_lines import ChangedLines
@@ -103,7 +104,8 @@ class Engine:
         self._client.gate = HopGate(self._pool, robots, s.timeout, self._in_scope)  # (hops, retries: host limits)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
-                                wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1))
+                                wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1),
+                                agent=agent_token(s.user_agent or ""))
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch

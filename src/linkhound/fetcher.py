@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
 from .extract import Kind
+from .extract.html_links import header_nofollow
 from .fragments import Anchors
 from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
@@ -94,7 +95,9 @@ class Fetcher:
         others: Others | None = None,  # --jobs: told each end kept and each hop fetched, waited for at theirs
         max_redirects: int = 10,
         wait_bound: float = 600.0,  # seconds a redirect waits at a hop another process fetches, at most
+        agent: str = "linkhound",  # the product token X-Robots-Tag may name (version.agent_token)
     ) -> None:
+        self._agent = agent
         self._others = others
         self._wait_bound = wait_bound
         self._max_redirects = max_redirects
@@ -511,7 +514,8 @@ class Fetcher:
         page = await self._parser.parse(response.body, response.url, response.content_type)
         if page is None:
             return Fetched(result, Plan.PAGE)
-        nofollow = page.nofollow or "nofollow" in (response.headers.get("X-Robots-Tag") or "").lower()
+        tag = response.headers.get("X-Robots-Tag")
+        nofollow = page.nofollow or tag is not None and header_nofollow(tag, self._agent)
         anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 

@@ -16,6 +16,7 @@ from .checker import HttpChecker
 from .host_pool import HostPool
 from .status import Status
 from .urls import host_of, origin_of
+from .version import agent_token
 
 _ROBOTS_MAX = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
 _AT_CAP = 0.02  # seconds between asks for a slot of a host at its cap (no one tells when one frees)
@@ -141,9 +142,3 @@ class Robots:
         if rates:
             self._pool.slow_down(host, min(rates))
 
-
-def agent_token(user_agent: str) -> str:
-    """The product token robots.txt groups are matched by: "linkhound", or the first word of a --user-agent
-    ("MyBot/1.0 (+https://...)" is MyBot)."""
-    token = user_agent.split("/", 1)[0].split(None, 1)[0] if user_agent.strip() else ""
-    return token or "linkhound"

@@ -1,4 +1,4 @@
-"""The version and the default User-Agent."""
+"""The version, the default User-Agent and the product token a --user-agent gives."""
 
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ def project_url() -> str:
             label, _, url = value.partition(",")
             urls.setdefault(label.strip().lower(), url.strip())
     return urls.get("repository") or urls.get("homepage") or PROJECT_URL
+
+
+def agent_token(user_agent: str) -> str:
+    """The product token robots.txt groups and X-Robots-Tag directives are matched by: "linkhound", or the
+    first word of a --user-agent ("MyBot/1.0 (+https://...)" is MyBot)."""
+    words = user_agent.split("/", 1)[0].split()
+    return words[0] if words else "linkhound"
 
 
 def user_agent() -> str:

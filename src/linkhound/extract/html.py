@@ -290,7 +290,7 @@ def _walk(parser: LexborHTMLParser, anchors: set[str]) -> _Walk:
                 content = attributes.get("content") or ""
                 if (attributes.get("http-equiv") or "").strip().lower() == "refresh":
                     uses.setdefault("content", []).append((tag, content, "refresh", False))
-                elif (attributes.get("name") or "").strip().lower() == "robots":
+                elif (attributes.get("name") or "").strip().lower() in ("robots", "linkhound"):
                     nofollow = robots_nofollow(content) or nofollow
             elif tag == "style":
                 styles.append(node.text(deep=True))
