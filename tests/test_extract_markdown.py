@@ -314,7 +314,8 @@ def test_html_inside_blockquote_gets_columns_of_the_source_line() -> None:
 def test_inline_html_over_lines_in_a_list_item_or_blockquote_gets_columns_of_the_source_line() -> None:
     # (the parser's text of such a tag lacks the indent and the "> " of its second line: `linkhound fix` edits
     # the text at the column given)
-    doc = '- item <a\n  href="li.md">x</a>\n\n> quote <a\n> href="bq.md">y</a>\n\n> > deep <img\n> > alt="z"\n> > src="é.png">'
+    doc = ('- item <a\n  href="li.md">x</a>\n\n> quote <a\n> href="bq.md">y</a>\n\n'
+           '> > deep <img\n> > alt="z"\n> > src="é.png">')
     assert positions(doc) == [("li.md", 2, 9), ("bq.md", 5, 9), ("é.png", 9, 10)]
 
 

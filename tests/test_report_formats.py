@@ -277,8 +277,8 @@ def test_sarif_gives_a_url_named_on_the_command_line_no_location_and_a_listed_on
 
 
 def test_junit_totals_count_the_certificates_suite() -> None:
-    certificates = (Certificate("a.test", "2026-12-10T00:00:00Z", 3, True), Certificate("b.test", "2027-06-01T00:00:00Z",
-                                                                                         180, False))
+    certificates = (Certificate("a.test", "2026-12-10T00:00:00Z", 3, True),
+                    Certificate("b.test", "2027-06-01T00:00:00Z", 180, False))
     summary = dataclasses.replace(REPORT.summary, certificates=certificates, certificates_fail=True)
     root = ElementTree.fromstring(reporter_for("junit").finish(dataclasses.replace(REPORT, summary=summary)))
     suites = root.findall("testsuite")
