@@ -74,13 +74,18 @@ class _Source:
         data, ascii_only = self.data, self.ascii
         count, rfind = data.count, data.rfind
         found, previous, line, line_start = [], 0, 1, 0
+        column = 0  # (characters from line_start to previous: a long line's columns are counted on, not again)
         for offset in offsets:
             newlines = count(b"\n", previous, offset)
             if newlines:
                 line += newlines
                 line_start = rfind(b"\n", previous, offset) + 1
+                column = 0 if ascii_only else len(data[line_start:offset].decode(errors="replace"))
+            elif not ascii_only:
+                column += len(data[previous:offset].decode(errors="replace"))
+            if ascii_only:
+                column = offset - line_start
             previous = offset
-            column = offset - line_start if ascii_only else len(data[line_start:offset].decode(errors="replace"))
             found.append((line, column + 1))
         return found
 
