@@ -148,6 +148,14 @@ async def test_a_target_linked_only_with_fragments_it_lacks_is_reported_once_per
     assert (report.summary.total, report.summary.unique, report.summary.broken) == (4, 3, 2)
 
 
+async def test_a_linked_local_file_is_read_whole_for_its_anchors(tmp_path: Path) -> None:
+    # --max-body-size is for what servers send: cut here, an anchor past the cut would be reported missing
+    (tmp_path / "big.md").write_text("# Top\n" + "filler\n" * 300 + "## Late\n")
+    (tmp_path / "l.md").write_text("[a](big.md#late) [b](big.md#later)\n")
+    report = await linkhound.check([str(tmp_path / "l.md")], max_body_size=1000)
+    assert [r.reason for r in report.broken] == ["no anchor #later"]
+
+
 async def test_fragments_can_be_turned_off(tree: Path) -> None:
     report = await linkhound.check([str(tree)], check_fragments=False, root_dir=str(tree))
     assert broken(report, tree) == {"guide/gone.md", "file://" + str(tree.parent / "outside.md")}

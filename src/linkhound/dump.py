@@ -31,7 +31,7 @@ def planned(inputs: Iterable[Input], settings: Settings) -> Iterator[Planned]:
     """Each link of the local inputs that a run would check or report (excluded, unsupported and --offline
     links left out), in document order; a URL input as itself, not fetched. Nothing is crawled."""
     rules = LinkRules.from_settings(settings)
-    files = LocalFiles(rules, settings.index_files, settings.max_body_size, settings.include_code)
+    files = LocalFiles(rules, settings.index_files, settings.include_code)
     fragments = rules.check_fragments(True)
     nowhere = Scope((), frozenset())
     for inp in inputs:

@@ -124,7 +124,7 @@ class Engine:
         self._more_caps: set[str] = set()  # those other processes of the run noted (--jobs)
         self._more_warnings: list[str] = []
         self._ahead = ahead  # the input documents, parsed by a child process meanwhile
-        files = LocalFiles(self._rules, s.index_files, s.max_body_size, s.include_code, ahead)
+        files = LocalFiles(self._rules, s.index_files, s.include_code, ahead)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
         self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, self._in_scope)

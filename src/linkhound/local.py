@@ -120,9 +120,11 @@ def check_mailto(url: str) -> tuple[Status, str]:
     return Status.OK, ""
 
 
-def read_document(path: str, limit: int) -> bytes | None:
+def read_document(path: str) -> bytes | None:
+    """A local document a link's #fragment is looked for in, whole: --max-body-size is for what servers send
+    (cut here, its anchors past the cut would be reported missing)."""
     try:
         with open(path, "rb") as f:
-            return f.read(limit)
+            return f.read()
     except OSError:
         return None

@@ -33,13 +33,12 @@ AnchorLoader = Callable[[], Anchors | None]
 
 
 class LocalFiles:
-    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], max_body_size: int, include_code: bool,
+    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], include_code: bool,
                  ahead: ParseAhead | None = None):
         self._rules = rules
         self._ahead = ahead  # input documents being parsed by a child process
         self._resolved: dict[str, list[Resolved | None]] = {}  # path -> the links of _parsed[path], resolved
         self._index_files = index_files
-        self._max_body_size = max_body_size
         self._include_code = include_code
         self._anchors: dict[str, Anchors | None] = {}  # path -> its anchors
         self._parsed: dict[str, Extraction] = {}  # path -> a document parsed for its anchors before it was read
@@ -145,7 +144,7 @@ class LocalFiles:
             anchors = None
             if kind in (Kind.HTML, Kind.MARKDOWN):
                 parsed = self._take(path, kind)
-                body = read_document(path, self._max_body_size) if parsed is None else None
+                body = read_document(path) if parsed is None else None  # (whole, as an input is read)
                 if body is not None:
                     base = self._rules.local_base(path)
                     parsed = extract(body, base, kind, include_code=self._include_code)

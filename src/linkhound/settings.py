@@ -266,7 +266,8 @@ class Settings:
         " proxies), or aiohttp when --exclude-private and friends are on", REQUESTS,
         choices=("auto", "native", "reqwest", "aiohttp"),
     )
-    max_body_size: int = option(20 * 1024 * 1024, "largest page body read", REQUESTS, metavar="BYTES", at_least=1)
+    max_body_size: int = option(20 * 1024 * 1024, "largest body read from a server (local files are read whole)",
+                                REQUESTS, metavar="BYTES", at_least=1)
     workers: int | None = option(
         None, "processes that parse pages (and local documents, 256 KiB or more of them); 0 parses in the main"
         " process, and makes a big json, csv or junit report there too (not half of it in a forked child)",
