@@ -169,6 +169,18 @@ async def test_dump_lists_the_links_that_would_be_checked_and_requests_nothing(s
     assert site.requests == []
 
 
+def test_the_printing_modes_are_one_at_a_time_and_dumps_take_no_format(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("[x](y.md)\n")
+    for args, error in ((["--dump", "--dump-inputs"], "--dump and --dump-inputs: choose one"),
+                        (["--print-config", "--dump"], "--print-config and --dump: choose one"),
+                        (["--dump", "-f", "json"], "--dump prints its own list: --format doesn't apply to it")):
+        r = run(*args, str(doc))
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"linkhound: error: {error}\n")
+    r = run("--print-config", "-f", "json", str(doc))
+    assert r.returncode == 0 and 'format = "json"' in r.stdout
+
+
 def test_dump_of_stdin_resolves_like_a_file_in_the_current_folder(tmp_path: Path) -> None:
     r = run("--dump", "-", stdin="[x](sub/y.md#top) [mail](mailto:a@example.org)\n", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.splitlines() == ["sub/y.md#top\t-:1:5", "mailto:a@example.org\t-:1:26"]

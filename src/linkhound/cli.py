@@ -122,6 +122,7 @@ def _main(ns: argparse.Namespace) -> int:
     from .report import reporter_for
     from .types import Event, Result
 
+    _one_mode(ns)
     config = load_config(ns.config or (), discover=not ns.no_config)
     settings = make_settings(**config.merged(options_from_args(ns)))
     # Inputs on the command line replace the config's inputs and files_from; they don't add to them.
@@ -171,6 +172,19 @@ def _main(ns: argparse.Namespace) -> int:
         if out is not sys.stdout:
             with contextlib.suppress(OSError):  # (a write that failed has been said)
                 out.close()
+
+
+def _one_mode(ns: argparse.Namespace) -> None:
+    """--print-config, --dump and --dump-inputs each print something instead of the report: one at a time, and
+    the dumps with no --format (their lists have one shape; --print-config shows the --format given)."""
+    from .exceptions import UsageError
+
+    modes = [flag for flag, on in (("--print-config", ns.print_config), ("--dump", ns.dump),
+                                   ("--dump-inputs", ns.dump_inputs)) if on]
+    if len(modes) > 1:
+        raise UsageError(f"{modes[0]} and {modes[1]}: choose one")
+    if modes and modes[0] != "--print-config" and getattr(ns, "format", None) is not None:
+        raise UsageError(f"{modes[0]} prints its own list: --format doesn't apply to it")
 
 
 def _why_unwritable(e: OSError) -> str:
