@@ -209,14 +209,19 @@ class HttpClient:
         headers: Mapping[str, str] | None, hop: Hop, taken: str | None, chain: tuple[str, ...],
         codes: tuple[int, ...], held: str | None, page: bool,
     ) -> Response:
-        """The rest of fetch() or resume() after a gated request (taken: the slot the gate gave it)."""
-        if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
-            try:
+        """The rest of fetch() or resume() after a gated request (taken: the slot the gate gave it, given back
+        here, or by _redirected once it has it)."""
+        handed = False
+        try:
+            location = _location(hop) if hop.status in _REDIRECT_CODES else None
+            if location is None:
                 return await self._finish(hop, method, chain[-1] if chain else url, chain, want_body, codes)
-            finally:
+            handed = True
+            return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, held,
+                                          page, taken)
+        finally:
+            if not handed:
                 self._leave(taken)
-        return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, held, page,
-                                      taken)
 
     async def _redirected(
         self,
