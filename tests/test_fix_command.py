@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cli_run import arun, run
+from linkhound.fix_plan import FileFix
 from linkhound.link_rewriter import Edit, rewrite_links, written_end
 from server import Site
 
@@ -83,6 +85,37 @@ def test_an_edit_whose_link_is_gone_is_skipped_and_the_rest_applied() -> None:
     assert [e.line for e, _ in done.skipped] == [2, 7]
 
 
+def test_a_link_that_has_grown_since_it_was_checked_is_left_alone() -> None:
+    # the file changed between the check and the fix: /old became /old-page, which was never checked
+    grown = [b"[a](http://x.test/old-page)\n", b"<a href=\"http://x.test/old.html\">\n", b"http://x.test/old?x=1\n"]
+    for data in grown:
+        done = rewrite_links(data, [Edit(1, 5 if data[:1] == b"[" else 10 if data[:1] == b"<" else 1,
+                                         "http://x.test/old", "http://x.test/new")])
+        assert done.data == data and "not there any more" in done.skipped[0][1], data
+    ends = b"[a](http://x.test/old) <http://x.test/old>, see http://x.test/old. Or http://x.test/old?\n"
+    columns = [m.start() + 1 for m in re.finditer("http://x.test/old", ends.decode())]
+    done = rewrite_links(ends, [Edit(1, column, "http://x.test/old", "http://x.test/new") for column in columns])
+    assert done.data == ends.replace(b"/old", b"/new") and not done.skipped
+
+
+def test_the_diff_splits_lines_where_patch_does(tmp_path: Path) -> None:
+    # a form feed, U+0085 and U+2028 are inside a line for patch (str.splitlines would split there)
+    before = "x\x0cy [a](http://x.test/old)\nnext\u2028line\x85\nlast".encode()
+    done = rewrite_links(before, [Edit(1, 9, "http://x.test/old", "http://x.test/new")])
+    diff = FileFix(str(tmp_path / "f.md"), before, done.data, done.applied, done.skipped).diff()
+    name = f"{str(tmp_path).lstrip('/')}/f.md"  # (an absolute path: a/tmp/..., not a//tmp/...)
+    assert diff.split("\n")[:2] == [f"--- a/{name}", f"+++ b/{name}"]
+    assert diff.split("\n")[2:] == ["@@ -1,3 +1,3 @@", "-x\x0cy [a](http://x.test/old)", "+x\x0cy [a](http://x.test/new)",
+                                     " next\u2028line\x85", " last", "\\ No newline at end of file", ""]
+
+
+def test_a_new_url_with_a_parenthesis_alone_is_written_with_it_escaped() -> None:
+    data = b"[p](http://x.test/old) [w](http://x.test/w)\n"
+    done = rewrite_links(data, [Edit(1, 5, "http://x.test/old", "http://x.test/ok_(x"),
+                                Edit(1, 28, "http://x.test/w", "http://x.test/Foo_(bar)")])
+    assert done.data == b"[p](http://x.test/ok_%28x) [w](http://x.test/Foo_(bar))\n"  # a pair is left as it is
+
+
 def test_two_links_on_one_line_are_both_rewritten_and_lengths_may_change() -> None:
     data = b"x http://a.test/ y http://b.test/ z\r"
     done = rewrite_links(data, [Edit(1, 3, "http://a.test/", "https://a.test/longer/"),
@@ -111,3 +144,22 @@ async def test_a_file_that_cant_be_written_is_a_warning_not_a_traceback(site: Si
     assert code == 2 and "Traceback" not in err
     assert f"{doc}: not fixed: can't write it: is a directory" in err
     assert doc.read_text() == f"[x]({site.url('/old')})\n"
+
+
+async def test_write_through_a_symlink_or_a_hard_link_rewrites_the_one_file(site: Site, tmp_path: Path) -> None:
+    _site(site)
+    real = tmp_path / "CHANGELOG.md"
+    real.write_text(f"[a]({site.url('/old')})\n")
+    (tmp_path / "docs").mkdir()
+    link = tmp_path / "docs" / "changelog.md"
+    link.symlink_to("../CHANGELOG.md")
+    other = tmp_path / "hard.md"
+    other.write_text(f"[b]({site.url('/old')})\n")
+    twin = tmp_path / "twin.md"
+    twin.hardlink_to(other)
+    code, _, err = await arun("fix", "--no-config", "--write", str(link), str(twin), cwd=tmp_path)
+    assert code == 0, err
+    assert link.is_symlink() and real.read_text() == f"[a]({site.url('/new')})\n"
+    assert other.read_text() == twin.read_text() == f"[b]({site.url('/new')})\n"
+    assert other.stat().st_ino == twin.stat().st_ino
+

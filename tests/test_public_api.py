@@ -139,6 +139,19 @@ async def test_one_string_or_path_is_one_input(tmp_path: Path) -> None:
     assert len(report.results) == 2
 
 
+async def test_path_options_and_config_files_may_be_paths(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("[x](/b.md)\n")
+    (tmp_path / "b.md").write_text("# B\n")
+    (tmp_path / "lh.toml").write_text(f"root_dir = {str(tmp_path)!r}\n")
+    settings = linkhound.make_settings(root_dir=tmp_path, cache_file=tmp_path / "c.sqlite")
+    assert (settings.root_dir, settings.cache_file) == (str(tmp_path), str(tmp_path / "c.sqlite"))
+    for config in (tmp_path / "lh.toml", [tmp_path / "lh.toml"]):
+        report = await linkhound.check(tmp_path / "a.md", config=config)
+        assert report.summary.success and report.summary.ok == 1
+    with pytest.raises(linkhound.UsageError, match="config: expected True, a path or a list of paths, got 3"):
+        await linkhound.check(tmp_path / "a.md", config=3)  # type: ignore[arg-type]
+
+
 async def test_inputs_of_another_type_are_a_usage_error() -> None:
     with pytest.raises(linkhound.UsageError, match="inputs: expected a string, a path or a list of them, got int"):
         await linkhound.check(3)  # type: ignore[arg-type]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 # config=: True reads what the CLI reads in the current directory (pyproject.toml [tool.linkhound],
 # linkhound.toml, .linkhoundignore); a path or a list of paths reads those files only; a Config is used as is.
-ConfigArg: TypeAlias = "bool | str | Sequence[str] | Config | None"
+ConfigArg: TypeAlias = "bool | str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Config | None"
 # One input (a URL, file, directory or glob, as a str or a path), or any number of them.
 InputsArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
 
@@ -171,9 +171,12 @@ def _config(config: ConfigArg) -> Config | None:
         return load_config()
     if isinstance(config, Config):
         return config
-    if isinstance(config, str):
-        return load_config([config], discover=False)
-    return load_config(list(config), discover=False)
+    if isinstance(config, str | os.PathLike):
+        return load_config([os.fspath(config)], discover=False)
+    if isinstance(config, bytes) or not isinstance(config, Iterable) or not all(
+            isinstance(c, str | os.PathLike) for c in config):
+        raise UsageError(f"config: expected True, a path or a list of paths, got {config!r:.60}")
+    return load_config([os.fspath(c) for c in config], discover=False)
 
 
 def _what(inputs: InputsArg, files_from: str | None, config: Config | None) -> tuple[Sequence[str], str | None]:

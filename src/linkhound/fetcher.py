@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
 from .extract import Kind
-from .extract.html_links import header_nofollow
 from .fragments import Anchors
 from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
@@ -515,7 +514,7 @@ class Fetcher:
         if page is None:
             return Fetched(result, Plan.PAGE)
         tag = response.headers.get("X-Robots-Tag")
-        nofollow = page.nofollow or tag is not None and header_nofollow(tag, self._agent)
+        nofollow = page.nofollow or tag is not None and _header_nofollow(tag, self._agent)
         anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 
@@ -575,3 +574,20 @@ def _result(claim: Claim, outcome: Outcome) -> Result:
     # url, status, code, reason, redirects, elapsed, depth, content_type, references, cached, redirect_codes
     return Result(claim.url, status, outcome.code, reason, outcome.redirects, outcome.elapsed, claim.depth,
                   response.content_type if response is not None else "", (), False, outcome.redirect_codes)
+
+
+# X-Robots-Tag directives that take a value after a colon (the rest name the crawler the next ones are for)
+_VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
+
+
+def _header_nofollow(value: str, agent: str) -> bool:
+    """Whether an X-Robots-Tag header says not to follow the page's links: `nofollow` or `none`, for every
+    crawler or for agent's product token ("linkhound: nofollow"); directives for other crawlers don't count."""
+    agent, meant = agent.lower(), None  # None: for every crawler
+    for part in value.lower().split(","):
+        name, colon, rest = part.partition(":")
+        if colon and name.strip() not in _VALUED:
+            meant, part = name.strip(), rest
+        if part.strip() in ("nofollow", "none") and meant in (None, agent):
+            return True
+    return False

@@ -80,13 +80,21 @@ def main(args: Sequence[str]) -> int:
 
 
 def _write(fix: FileFix) -> None:
-    """The new bytes in place of the old, by a rename (a crash never leaves half a file), keeping the mode."""
-    tmp = f"{fix.path}.linkhound-fix"
+    """The new bytes in place of the old, by a rename (a crash never leaves half a file), keeping the mode. A
+    symlink's target is the file written (the link stays a link); a file with other hard links is written over
+    in place, which keeps them one file."""
+    path = os.path.realpath(fix.path)
+    if os.stat(path).st_nlink > 1:
+        with open(path, "r+b") as f:
+            f.write(fix.after)
+            f.truncate()
+        return
+    tmp = f"{path}.linkhound-fix"
     try:
         with open(tmp, "wb") as f:
             f.write(fix.after)
-        os.chmod(tmp, os.stat(fix.path).st_mode & 0o7777)
-        os.replace(tmp, fix.path)
+        os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+        os.replace(tmp, path)
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from typing import NamedTuple
 
 from .link_rewriter import Edit, rewrite_links
@@ -30,11 +31,18 @@ class FileFix(NamedTuple):
         """A unified diff of the change (empty when nothing changed)."""
         if self.after == self.before:
             return ""
-        old = self.before.decode("utf-8", errors="replace").splitlines(keepends=True)
-        new = self.after.decode("utf-8", errors="replace").splitlines(keepends=True)
-        lines = difflib.unified_diff(old, new, f"a/{self.path}", f"b/{self.path}")
+        old = _lines(self.before.decode("utf-8", errors="replace"))
+        new = _lines(self.after.decode("utf-8", errors="replace"))
+        name = self.path.lstrip("/")  # (a//tmp/x.md is no path patch reads)
+        lines = difflib.unified_diff(old, new, f"a/{name}", f"b/{name}")
         return "".join(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n"
                        for line in lines)
+
+
+def _lines(text: str) -> list[str]:
+    """text's lines with their ends, split where patch splits them: at \n, \r\n and \r only (str.splitlines
+    splits at a form feed, U+0085 and U+2028 as well, which made a diff patch can't apply)."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
 
 
 def plan_fixes(report: Report) -> list[FileFix]:

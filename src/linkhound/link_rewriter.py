@@ -47,7 +47,7 @@ def rewrite_links(data: bytes, edits: list[Edit]) -> Rewritten:
         content = parts[index]
         start = edit.column - 1
         end = written_end(content, start, edit.old) if start >= 0 else None
-        if end is None:
+        if end is None or _goes_on(content, end):
             skipped.append((edit, "the link is not there any more (the file changed since it was checked)"))
             continue
         parts[index] = content[:start] + written(edit.new, content[start:end], edit.old) + content[end:]
@@ -77,8 +77,23 @@ def written_end(line: str, start: int, link: str) -> int | None:
     return i
 
 
+def _goes_on(line: str, end: int) -> bool:
+    """Whether the URL written up to line[end] goes on past it (/old became /old-page, /old.html, /old?x=1): then
+    the link there is no longer the one that was checked. Punctuation that ends a sentence does not count."""
+    c = line[end : end + 1]
+    if not c:
+        return False
+    if c.isalnum() or c in "-_/~%#=&+@$*":
+        return True
+    after = line[end + 1 : end + 2]
+    return c in ".?!,:;" and bool(after) and not after.isspace() and after not in ")]>\"'<"
+
+
 def written(new: str, was: str, old: str) -> str:
-    """new, spelled as the link it replaces was: with & as &amp; when that link spelled its entities out."""
+    """new, spelled as the link it replaces was: with & as &amp; when that link spelled its entities out; and a
+    parenthesis without its pair as %28 or %29 (in Markdown, [x](/a_(b) ends the link at the first ")")."""
+    if new.count("(") != new.count(")"):
+        new = new.replace("(", "%28").replace(")", "%29")
     if was != old and "&" in was and _ENTITY.search(was):
         return new.replace("&", "&amp;")
     return new

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -200,8 +201,8 @@ def _typed(f: OptionField, value: object) -> Any:
         return value if isinstance(value, int) else None
     if kind is float:
         return float(value) if isinstance(value, int | float) else None
-    if kind is str:
-        return value if isinstance(value, str) else None
+    if kind is str:  # (a path option may be given a pathlib.Path)
+        return value if isinstance(value, str) else os.fspath(value) if isinstance(value, os.PathLike) else None
     if kind is tuple:
         ok = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
         return tuple(typing.cast(Iterable[str], value)) if ok else None

@@ -165,20 +165,3 @@ def robots_nofollow(content: str) -> bool:
     """Whether a <meta name=robots> content says not to follow the page's links."""
     directives = re.split(r"[\s,]+", content.lower())
     return "nofollow" in directives or "none" in directives
-
-
-# X-Robots-Tag directives that take a value after a colon (the rest name the crawler the next ones are for)
-_VALUED = frozenset({"unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"})
-
-
-def header_nofollow(value: str, agent: str) -> bool:
-    """Whether an X-Robots-Tag header says not to follow the page's links: `nofollow` or `none`, for every
-    crawler or for agent's product token ("linkhound: nofollow"); directives for other crawlers don't count."""
-    agent, meant = agent.lower(), None  # None: for every crawler
-    for part in value.lower().split(","):
-        name, colon, rest = part.partition(":")
-        if colon and name.strip() not in _VALUED:
-            meant, part = name.strip(), rest
-        if part.strip() in ("nofollow", "none") and meant in (None, agent):
-            return True
-    return False
