@@ -177,6 +177,26 @@ async def test_a_damaged_cache_is_moved_aside_with_a_warning(
     assert by_url(await check(site, cache, "/"))[site.url("/ok")].cached  # the new cache works
 
 
+async def test_damage_found_during_a_run_moves_the_cache_aside_for_the_next(
+    site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache.sqlite"
+    site.page("/", html("/ok"))
+    site.page("/ok", "fine")
+    await check(site, cache, "/")
+    with contextlib.closing(sqlite3.connect(cache)) as db:  # a row that can't be read back
+        assert db.execute("UPDATE results SET status = 'bogus' WHERE url LIKE '%/ok'").rowcount == 1
+        db.commit()
+    capsys.readouterr()
+    report = await check(site, cache, "/")
+    assert report.summary.success  # the run goes on without the cache: the links are asked
+    err = capsys.readouterr().err
+    assert "the cache failed" in err and "moved aside" in err and (tmp_path / "cache.sqlite.bad").exists()
+    await check(site, cache, "/")  # a new cache: made by this run, no warning
+    await check(site, cache, "/")
+    assert capsys.readouterr().err == ""
+
+
 async def test_a_cache_of_another_version_is_moved_aside(
     site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

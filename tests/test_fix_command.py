@@ -163,3 +163,15 @@ async def test_write_through_a_symlink_or_a_hard_link_rewrites_the_one_file(site
     assert other.read_text() == twin.read_text() == f"[b]({site.url('/new')})\n"
     assert other.stat().st_ino == twin.stat().st_ino
 
+
+async def test_links_fix_cannot_rewrite_are_named_with_why(site: Site, tmp_path: Path) -> None:
+    _site(site)
+    (tmp_path / "urls.txt").write_text(f"{site.url('/old')}\n")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "rel.md").write_text("[rel](old)\n")
+    code, out, err = await arun("fix", "--no-config", "--base-url", site.url("/"), "--root-dir", "docs",
+                                str(tmp_path / "urls.txt"), str(tmp_path / "docs" / "rel.md"), cwd=tmp_path)
+    assert (code, out) == (2, ""), err
+    assert f"{tmp_path / 'urls.txt'}:1:1: not fixed: a URL in a plain-text list: not rewritten" in err
+    assert f"{tmp_path / 'docs' / 'rel.md'}:1:7: not fixed: written relative: not rewritten" in err
+

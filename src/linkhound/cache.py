@@ -131,9 +131,13 @@ class ResultCache:
         if row is None:
             return None
         status, code, reason, at, etag, modified, ctype, redirects, anchors, ci = row
-        names = None if anchors is None else Anchors(frozenset(orjson.loads(anchors)), bool(ci))
-        chain, codes = _chain(redirects)
-        return Entry(Status(status), code, reason, at, etag, modified, ctype, chain, names, codes)
+        try:
+            names = None if anchors is None else Anchors(frozenset(orjson.loads(anchors)), bool(ci))
+            chain, codes = _chain(redirects)
+            return Entry(Status(status), code, reason, at, etag, modified, ctype, chain, names, codes)
+        except (ValueError, TypeError, IndexError) as e:  # a row that can't be read back: the file is damaged
+            self._fail(sqlite3.DatabaseError(f"a row of {key[:80]} can't be read: {e}"))
+            return None
 
     def usable(self, entry: Entry, plan: Plan) -> bool:
         """Whether entry may stand for a fetch of plan (fresh or not): its status may be reused and its answer
@@ -193,11 +197,19 @@ class ResultCache:
             self._db = None
 
     def _fail(self, e: sqlite3.Error) -> None:
-        _warn(f"{self.path}: the cache failed ({e}); going on without it")
+        """The cache's part in the run ends here. A damaged file (not one locked too long) is moved aside, as at
+        the start of a run, so the next run starts a new cache rather than fail on it again."""
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
         self._db = None
+        damaged = isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError)
+        if damaged:
+            with contextlib.suppress(OSError):
+                _warn(f"{self.path}: the cache failed ({e}): moved aside to {_move_aside(self.path)}; going on"
+                      " without it")
+                return
+        _warn(f"{self.path}: the cache failed ({e}); going on without it")
 
 
 class _Unusable(Exception):

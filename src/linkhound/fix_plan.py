@@ -11,11 +11,14 @@ from typing import NamedTuple
 from .link_rewriter import Edit, rewrite_links
 from .suggestions import rewrite
 from .summary import Report
-from .types import Reference
 
-# References that are not a link written in a Markdown or HTML file: an input named on the command line, a
-# sitemap entry, a line of a plain-text URL list.
-_NOT_WRITTEN = frozenset({"input", "loc", "text"})
+# References that are not a link written in a Markdown or HTML file, and what a fix says of them: an input named
+# in a --files-from list, a sitemap entry, a line of a plain-text URL list.
+_NOT_WRITTEN = {
+    "input": "an input of a --files-from list: not rewritten",
+    "loc": "a sitemap's <loc>: not rewritten",
+    "text": "a URL in a plain-text list: not rewritten",
+}
 
 
 class FileFix(NamedTuple):
@@ -49,26 +52,27 @@ def plan_fixes(report: Report) -> list[FileFix]:
     """What rewriting the links of report.suggestions in the files that hold them would do, file by file, in
     path order. Only links written as absolute http(s) URLs in files on disk are rewritten."""
     edits: dict[str, list[Edit]] = {}
+    left: dict[str, list[tuple[Edit, str]]] = {}  # links of files on disk not rewritten, and why (warned of)
     for suggestion in report.suggestions:
         for ref in suggestion.references:
-            if not _in_a_file(ref):
-                continue
-            new = rewrite(ref.text, suggestion.replacement)
+            if ref.line <= 0 or not os.path.isfile(ref.source):
+                continue  # (a page on the web, a URL named on the command line)
+            new = None if ref.element in _NOT_WRITTEN else rewrite(ref.text, suggestion.replacement)
             if new is not None:
                 edits.setdefault(ref.source, []).append(Edit(ref.line, ref.column, ref.text, new))
+                continue
+            why = _NOT_WRITTEN.get(ref.element, "written relative: not rewritten (the check made it absolute)")
+            left.setdefault(ref.source, []).append((Edit(ref.line, ref.column, ref.text, suggestion.replacement), why))
     fixes = []
-    for path in sorted(edits):
+    for path in sorted(edits.keys() | left.keys()):
+        kept = tuple(left.get(path, ()))
         try:
             with open(path, "rb") as f:
                 before = f.read()
         except OSError as e:
             why = f"can't read the file: {(e.strerror or str(e)).lower()}"
-            fixes.append(FileFix(path, b"", b"", (), tuple((edit, why) for edit in edits[path])))
+            fixes.append(FileFix(path, b"", b"", (), tuple((edit, why) for edit in edits.get(path, ())) + kept))
             continue
-        done = rewrite_links(before, edits[path])
-        fixes.append(FileFix(path, before, done.data, done.applied, done.skipped))
+        done = rewrite_links(before, edits.get(path, []))
+        fixes.append(FileFix(path, before, done.data, done.applied, done.skipped + kept))
     return fixes
-
-
-def _in_a_file(ref: Reference) -> bool:
-    return ref.line > 0 and ref.element not in _NOT_WRITTEN and os.path.isfile(ref.source)
