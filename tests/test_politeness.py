@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from pathlib import Path
 
@@ -10,8 +11,12 @@ import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import HANG_GUARD
 from linkhound import Status
+from linkhound.hop_gate import HopGate
+from linkhound.host_pool import HostLimits, HostPool
 from linkhound.mock_transport import MockRequest, MockResponse, MockTransport
+from linkhound.urls import host_of
 from linkhound.version import user_agent
 from server import Site, SiteFactory, html
 
@@ -131,9 +136,9 @@ async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -
         assert t - times[0] >= k * 0.2 - 0.05, (k, t - times[0])
 
 
-async def test_redirect_hops_keep_the_cap_and_rate_of_their_host(site: Site, make_site: SiteFactory) -> None:
-    """A hop is a request to its host like any other: twelve links on one host, each redirected to a slow
-    page of another host capped at 1, reach it one at a time; hops within one host wait for its tokens."""
+async def test_redirect_hops_and_retries_keep_the_rate_of_their_host(site: Site, make_site: SiteFactory) -> None:
+    """A hop is a request to its host like any other: twelve links on one host, each redirected to another host
+    with a rate of 10/s, and a chain of hops within that host, reach it a token at a time; so does a retry."""
     other = await make_site("127.0.0.2")
     for i in range(12):
         site.redirect(f"/r{i}", other.url(f"/slow{i}"), 302)
@@ -141,15 +146,33 @@ async def test_redirect_hops_keep_the_cap_and_rate_of_their_host(site: Site, mak
     for i in range(3):  # /h0 -> /h1 -> /h2 -> /h3 on the host with a rate
         other.redirect(f"/h{i}", f"/h{i + 1}", 301)
     other.page("/h3", "ok")
-    site.page("/", html(*[f"/r{i}" for i in range(12)], other.url("/h0")))
-    report = await linkhound.check([site.url("/")], host_concurrency=8,
-                                   hosts={"127.0.0.2": {"concurrency": 1, "rate": 10.0, "burst": 1}})
-    assert report.summary.success and report.summary.unique == 14
-    assert other.peak == 1  # every hop to the capped host waited for its slot (the links' host may have 8 at once)
-    assert sorted(other.asked()) == sorted([f"/slow{i}" for i in range(12)] + [f"/h{i}" for i in range(4)])
-    times = sorted(r.at for r in other.requests)  # 16 requests at 10/s with a bucket of 1: 0.1 s apart at least
+    answers = iter([web.Response(status=503)])
+
+    async def flaky(request: web.Request) -> web.StreamResponse:
+        return next(answers, None) or web.Response(text="ok")
+
+    other.handler("/flaky", flaky)
+    site.page("/", html(*[f"/r{i}" for i in range(12)], other.url("/h0"), other.url("/flaky")))
+    report = await linkhound.check([site.url("/")], host_concurrency=8, retry_backoff=0.01,
+                                   hosts={"127.0.0.2": {"rate": 10.0, "burst": 1}})
+    assert report.summary.success and report.summary.unique == 15
+    assert sorted(other.asked()) == sorted([f"/slow{i}" for i in range(12)] + [f"/h{i}" for i in range(4)]
+                                           + ["/flaky", "/flaky"])
+    times = sorted(r.at for r in other.requests)  # 18 requests at 10/s with a bucket of 1: 0.1 s apart at least
     for k, t in enumerate(times):
         assert t - times[0] >= k * 0.1 - 0.05, (k, t - times[0])
+
+
+async def test_the_hop_gate_waits_for_its_hosts_token_never_for_a_slot_of_its_cap() -> None:
+    # A redirect that waits for a hop another check's redirect fetches holds its own slot while it waits: a hop
+    # that waited for a slot of that host could wait for its own waiters (--jobs 2 stalled a --timeout so).
+    pool = HostPool(HostLimits(1, 20.0, 1))
+    host = host_of("http://h.test/")
+    assert pool.try_acquire(host) == 0.0 and pool.try_acquire(host) == math.inf  # at its cap
+    gate = HopGate(pool, None, lambda url: True)
+    for path in ("/x", "/y"):  # each takes a token (20/s), none a slot
+        await asyncio.wait_for(gate.enter(f"http://h.test{path}", page=False), HANG_GUARD)
+    assert pool.try_acquire(host) == math.inf and pool.stats()[host].requests == 3
 
 
 async def test_a_page_redirected_to_where_robots_txt_disallows_is_not_fetched(site: Site) -> None:

@@ -47,16 +47,12 @@ class HopRefused(RedirectError):
 
 
 class HopGate(Protocol):
-    """Room for the requests a check makes past its first (a redirect's hops, a retry, GET after HEAD), in the
+    """Room for the requests a check makes past its first (a redirect's hops, a retry, GET after HEAD) in the
     limits of each one's host, as the scheduler gives the first: `hop_gate.HopGate`."""
 
-    async def enter(self, url: str, held: str, page: bool) -> str | None:
-        """Wait until url may be asked. held: the host whose slot the check holds (url's there: a token of its
-        rate); page: robots.txt is asked too (raises HopRefused). Returns the host whose slot was taken here,
-        for leave(), or None."""
-
-    def leave(self, host: str) -> None:
-        """Give back the slot enter() took."""
+    async def enter(self, url: str, page: bool) -> None:
+        """Wait until url may be asked (a token of its host's rate). page: robots.txt is asked too (raises
+        HopRefused)."""
 
 
 class KnownTarget(Exception):
@@ -130,7 +126,7 @@ class HttpClient:
         self._compose: Callable[[], Transport] = lambda: default_transport(options, proxy_for, proxy_hosts(env))
         # --offline: the stack (pyreqwest's import and TLS set-up) waits for a first request, which never comes
         self._transport: Transport | None = transport or (None if options.offline else self._compose())
-        self.gate: HopGate | None = None  # set by the engine: requests past a check's first keep its hosts' limits
+        self.gate: HopGate | None = None  # set by the engine: requests past a check's first keep their hosts' rates
 
     async def __aenter__(self) -> HttpClient:
         self._cookies.load()
@@ -150,7 +146,7 @@ class HttpClient:
         want_body: Callable[[str], bool],
         known: Callable[[str], bool] | None = None,
         headers: Mapping[str, str] | None = None,
-        held: str | None = None,
+        gated: bool = False,
         page: bool = False,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
@@ -162,23 +158,16 @@ class HttpClient:
         RedirectError, or AddressExcluded when a hop's host is or resolves to an excluded address.
         Credentials are chosen for each hop by its own URL (see _headers_for).
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
-        With a gate, the requests past the one the caller's slot was taken for wait there for room: a
-        redirect's hops, and url itself when held names the host whose slot the caller holds (a retry, GET
-        after HEAD, a URL of another host; None: url's host, and this is its request). page: a page to crawl,
-        whose hops robots.txt must allow (else HopRefused).
+        With a gate, the requests past the one the caller's slot was taken for wait there for a token of their
+        host: a redirect's hops, and url itself when gated (a retry, GET after HEAD, a URL of another host than
+        the slot's). page: a page to crawl, whose hops robots.txt must allow (else HopRefused).
         """
-        if self.gate is None or held is None:  # most requests: the scheduler gave this one its room
-            hop = await self._request(method, url, url, (), headers)
-            if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
-                return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
-            return await self._redirected(url, method, want_body, known, headers, hop, location, held=held, page=page)
-        taken = await self._enter(url, held, page, ())
-        try:
-            hop = await self._request(method, url, url, (), headers)
-        except BaseException:
-            self._leave(taken)
-            raise
-        return await self._answered(url, method, want_body, known, headers, hop, taken, (), (), held, page)
+        if gated:
+            await self._enter(url, page, ())
+        hop = await self._request(method, url, url, (), headers)
+        if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
+            return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
+        return await self._redirected(url, method, want_body, known, headers, hop, location, page=page)
 
     async def resume(
         self,
@@ -189,39 +178,17 @@ class HttpClient:
         want_body: Callable[[str], bool],
         known: Callable[[str], bool] | None = None,
         headers: Mapping[str, str] | None = None,
-        held: str | None = None,
         page: bool = False,
     ) -> Response:
         """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
         before it not asked again: a retry where that hop failed, or answered with a code worth asking again.
-        held and page: as fetch()'s (the hop asked again waits at the gate)."""
+        page: as fetch()'s (the hop asked again waits at the gate)."""
         current = chain[-1]
-        taken = await self._enter(current, held or host_of(url), page, chain)
-        try:
-            hop = await self._hop(method, current, url, chain, codes, headers)
-        except BaseException:
-            self._leave(taken)
-            raise
-        return await self._answered(url, method, want_body, known, headers, hop, taken, chain, codes, held, page)
-
-    async def _answered(
-        self, url: str, method: str, want_body: Callable[[str], bool], known: Callable[[str], bool] | None,
-        headers: Mapping[str, str] | None, hop: Hop, taken: str | None, chain: tuple[str, ...],
-        codes: tuple[int, ...], held: str | None, page: bool,
-    ) -> Response:
-        """The rest of fetch() or resume() after a gated request (taken: the slot the gate gave it, given back
-        here, or by _redirected once it has it)."""
-        handed = False
-        try:
-            location = _location(hop) if hop.status in _REDIRECT_CODES else None
-            if location is None:
-                return await self._finish(hop, method, chain[-1] if chain else url, chain, want_body, codes)
-            handed = True
-            return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, held,
-                                          page, taken)
-        finally:
-            if not handed:
-                self._leave(taken)
+        await self._enter(current, page, chain)
+        hop = await self._hop(method, current, url, chain, codes, headers)
+        if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
+            return await self._finish(hop, method, current, chain, want_body, codes)
+        return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page)
 
     async def _redirected(
         self,
@@ -234,67 +201,54 @@ class HttpClient:
         location: str,
         before: tuple[str, ...] = (),
         before_codes: tuple[int, ...] = (),
-        held: str | None = None,
         page: bool = False,
-        taken: str | None = None,
     ) -> Response:
         """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
-        last hop's), a redirect to location; taken, the slot the gate gave it. Each hop waits at the gate, and
-        holds the slot it gave until its answer is read (held: as fetch()'s)."""
+        last hop's), a redirect to location. Each hop waits at the gate."""
         chain = list(before)
         codes = list(before_codes)
         seen = {url, *before}
         current = before[-1] if before else url
-        held = held or host_of(url)
-        try:
-            while True:
-                status = hop.status
-                try:
-                    await hop.discard()
-                except BaseException:
-                    hop.close()
-                    raise
-                self._leave(taken)
-                taken = None
-                target = resolve(location, current)
-                if target is None:
-                    raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
-                target = target.split("#", 1)[0]
-                chain.append(target)
-                codes.append(status)
-                if scheme_of(target) not in ("http", "https"):
-                    raise RedirectError(f"redirect to a {scheme_of(target)}: URL refused", tuple(chain))
-                if target in seen:
-                    raise RedirectError("redirect loop", tuple(chain))
-                if len(chain) > self._options.max_redirects:
-                    raise RedirectError(f"more than {self._options.max_redirects} redirects", tuple(chain))
-                seen.add(target)
-                if status == 303 and method != "HEAD":
-                    method = "GET"
-                if known is not None and known(target):
-                    raise KnownTarget(target, tuple(chain), tuple(codes))
-                current = target
-                taken = await self._enter(current, held, page, tuple(chain))
-                hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
-                following = _location(hop) if hop.status in _REDIRECT_CODES else None
-                if following is None:
-                    return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
-                location = following
-        finally:
-            self._leave(taken)
+        while True:
+            status = hop.status
+            try:
+                await hop.discard()
+            except BaseException:
+                hop.close()
+                raise
+            target = resolve(location, current)
+            if target is None:
+                raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
+            target = target.split("#", 1)[0]
+            chain.append(target)
+            codes.append(status)
+            if scheme_of(target) not in ("http", "https"):
+                raise RedirectError(f"redirect to a {scheme_of(target)}: URL refused", tuple(chain))
+            if target in seen:
+                raise RedirectError("redirect loop", tuple(chain))
+            if len(chain) > self._options.max_redirects:
+                raise RedirectError(f"more than {self._options.max_redirects} redirects", tuple(chain))
+            seen.add(target)
+            if status == 303 and method != "HEAD":
+                method = "GET"
+            if known is not None and known(target):
+                raise KnownTarget(target, tuple(chain), tuple(codes))
+            current = target
+            await self._enter(current, page, tuple(chain))
+            hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
+            following = _location(hop) if hop.status in _REDIRECT_CODES else None
+            if following is None:
+                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
+            location = following
 
-    async def _enter(self, url: str, held: str, page: bool, chain: tuple[str, ...]) -> str | None:
-        """The gate's room for a request to url past the first (None: no gate, or no slot taken for it)."""
+    async def _enter(self, url: str, page: bool, chain: tuple[str, ...]) -> None:
+        """Wait at the gate (if any) before a request to url past a check's first."""
         if self.gate is None:
-            return None
+            return
         try:
-            return await self.gate.enter(url, held, page)
+            await self.gate.enter(url, page)
         except HopRefused as e:
             raise HopRefused(str(e), chain) from None
-
-    def _leave(self, taken: str | None) -> None:
-        if taken is not None and self.gate is not None:
-            self.gate.leave(taken)
 
     async def _hop(
         self, method: str, url: str, origin: str, chain: tuple[str, ...], codes: tuple[int, ...],

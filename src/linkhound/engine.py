@@ -101,7 +101,7 @@ class Engine:
             from .soft404 import SoftNotFound
 
             soft = SoftNotFound(checker, self._pool)
-        self._client.gate = HopGate(self._pool, robots, s.timeout, self._in_scope)  # (hops, retries: host limits)
+        self._client.gate = HopGate(self._pool, robots, self._in_scope)  # (hops, retries: their hosts' rates)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
                                 wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1),
