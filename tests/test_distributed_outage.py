@@ -96,6 +96,23 @@ async def test_a_redis_restarted_mid_crawl_loses_nothing_and_breaks_nothing(site
     assert all(n == 1 for n in site.counts().values()), site.counts()
 
 
+async def test_a_redis_restarted_without_its_data_is_an_error_not_an_empty_report(site: Site,
+                                                                                  tmp_path: Path) -> None:
+    _slow_pages(site, 0.05)
+    with RedisServer(tmp_path, persist=False) as redis:
+        async with _processes() as procs:
+            lead = await procs.start("-r", "--redis", redis.url, "--job", "lost", "--no-config", "--no-robots",
+                                     "--host-concurrency", "2", "--format", "json", site.url("/p/0"))
+            await _until(site, 10)
+            await asyncio.to_thread(redis.stop)
+            await asyncio.sleep(1.0)
+            await asyncio.to_thread(redis.start)  # empty: the job is gone
+            code, err = await procs.finish(lead)
+    assert code == 1, err
+    assert err.splitlines()[-1] == ("linkhound: error: --job lost: the job is gone from Redis (restarted without its"
+                                    " data?): its crawl was lost; the same command starts it afresh"), err
+
+
 async def test_redis_away_past_the_timeout_stops_every_process_and_the_job_resumes(site: Site, tmp_path: Path) -> None:
     _slow_pages(site, 0.05)
     with RedisServer(tmp_path, persist=True) as redis:

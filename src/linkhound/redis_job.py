@@ -330,9 +330,10 @@ class DistributedRun(Run):
         await state.sweep()
         caps = tuple(sorted({*local.summary.caps, *state.cut_by()}))
         status = await self._job.status()
-        if status is None:  # dropped meanwhile
-            elapsed = time.monotonic() - started
-        elif status.elapsed is not None:  # a finished job, joined again: its time is kept
+        if status is None:  # (a running job can't be dropped: Redis lost it, restarted without its data)
+            raise LinkhoundError(f"--job {self._job.name}: the job is gone from Redis (restarted without its data?):"
+                                 " its crawl was lost; the same command starts it afresh")
+        if status.elapsed is not None:  # a finished job, joined again: its time is kept
             elapsed = status.elapsed
         else:  # from the job's start, resumed or not
             elapsed = status.age
