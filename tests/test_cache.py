@@ -177,16 +177,21 @@ async def test_a_damaged_cache_is_moved_aside_with_a_warning(
     assert by_url(await check(site, cache, "/"))[site.url("/ok")].cached  # the new cache works
 
 
+async def _cached_then_changed(site: Site, cache: Path, sql: str) -> None:
+    """A run of / (linking /ok) that fills the cache, then one row of it changed by sql."""
+    site.page("/", html("/ok"))
+    site.page("/ok", "fine")
+    await check(site, cache, "/")
+    with contextlib.closing(sqlite3.connect(cache)) as db:
+        assert db.execute(sql).rowcount == 1
+        db.commit()
+
+
 async def test_damage_found_during_a_run_moves_the_cache_aside_for_the_next(
     site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache = tmp_path / "cache.sqlite"
-    site.page("/", html("/ok"))
-    site.page("/ok", "fine")
-    await check(site, cache, "/")
-    with contextlib.closing(sqlite3.connect(cache)) as db:  # a row that can't be read back
-        assert db.execute("UPDATE results SET status = 'bogus' WHERE url LIKE '%/ok'").rowcount == 1
-        db.commit()
+    await _cached_then_changed(site, cache, "UPDATE results SET status = 'bogus' WHERE url LIKE '%/ok'")  # unreadable
     capsys.readouterr()
     report = await check(site, cache, "/")
     assert report.summary.success  # the run goes on without the cache: the links are asked
@@ -201,12 +206,7 @@ async def test_a_cache_of_another_version_is_moved_aside(
     site: Site, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     cache = tmp_path / "cache.sqlite"
-    site.page("/", html("/ok"))
-    site.page("/ok", "fine")
-    await check(site, cache, "/")
-    with contextlib.closing(sqlite3.connect(cache)) as db:
-        db.execute("UPDATE meta SET value = '0.0.1' WHERE name = 'version'")
-        db.commit()
+    await _cached_then_changed(site, cache, "UPDATE meta SET value = '0.0.1' WHERE name = 'version'")
     site.requests.clear()
     report = by_url(await check(site, cache, "/"))
     assert not report[site.url("/ok")].cached and site.hits("/ok") == 1
