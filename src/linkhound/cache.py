@@ -203,13 +203,12 @@ class ResultCache:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
         self._db = None
-        damaged = isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError)
-        if damaged:
+        aside = None
+        if isinstance(e, sqlite3.DatabaseError) and not isinstance(e, sqlite3.OperationalError):  # damaged
             with contextlib.suppress(OSError):
-                _warn(f"{self.path}: the cache failed ({e}): moved aside to {_move_aside(self.path)}; going on"
-                      " without it")
-                return
-        _warn(f"{self.path}: the cache failed ({e}); going on without it")
+                aside = _move_aside(self.path)
+        moved = f": moved aside to {aside}" if aside else ""
+        _warn(f"{self.path}: the cache failed ({e}){moved}; going on without it")
 
 
 class _Unusable(Exception):

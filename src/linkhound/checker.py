@@ -75,14 +75,14 @@ class HttpChecker:
         host: str = "",
         known: Callable[[str], bool] | None = None,
         headers: Mapping[str, str] | None = None,
-        held: str | None = None,
+        gated: bool = False,
         page: bool = False,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
-        caller holds the slot of its host (host_of(url)), or of held when another host's ("": none). A redirect
-        to a URL known() is not followed. Every request past the first (hops, retries, GET after HEAD) waits
-        for a token of its host (the client's gate); page: a page to crawl, whose redirect robots.txt must
-        allow."""
+        caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
+        request past the first (hops, retries, GET after HEAD) waits for a token of its host (the client's
+        gate), and so does the first when gated (the caller holds another host's slot, or none); page: a page
+        to crawl, whose redirect robots.txt must allow."""
         policy = self._policy
         accept = policy.accepted(url) if policy.status_rules else policy.accept
         host = host or host_of(url)
@@ -92,13 +92,12 @@ class HttpChecker:
         codes: tuple[int, ...] = ()
         while True:
             t0 = time.monotonic()
-            # (the first request is the one the caller's slot was taken for, unless held says another host's)
-            gated, held = held is not None, held or host
+            this_gated, gated = gated, True  # (only the first request may be the one the caller's slot is for)
             try:
                 if chain:
                     resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page)
                 else:
-                    resp = await self._client.fetch(url, method, want_body, known, headers, gated, page)
+                    resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())

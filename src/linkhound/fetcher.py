@@ -128,7 +128,7 @@ class Fetcher:
         self._get_leaves = method == "get"
         self._robots_read: set[str] = set()
         self.named: set[str] = set()  # keys of the URLs named as inputs: robots.txt never keeps those from us
-        self.left_scope: list[str] = []  # seeds redirected out of the crawl's scope (seed_left_scope)
+        self._left_scope: list[str] = []  # seeds redirected out of the crawl's scope (seed_left_scope)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def prepare(self, claim: Claim, ready: Callable[[str], None]) -> None:
@@ -319,7 +319,8 @@ class Fetcher:
         outcome: Outcome | None = None
         try:
             method = "GET" if self._get_leaves else "HEAD"
-            outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept, held="")
+            outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept,
+                                                gated=True)  # (no slot: another process's hop)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, _NO_BODY, None)
             if not outcome.same_as and (fetched := self._settled(claim, outcome, _result(claim, outcome))):
@@ -406,7 +407,7 @@ class Fetcher:
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
-                                             held=claim.host, page=self._crawls(claim))  # (asked again)
+                                             gated=True, page=self._crawls(claim))  # (asked again)
         return joined
 
     async def _end_asked(self, key: str) -> Fetched | None:
@@ -423,7 +424,7 @@ class Fetcher:
         key = canonical_key(outcome.same_as)
         if self._others is None and key not in self._reaching and key not in self._remote:
             self._reach(key)
-        on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, held=claim.host,
+        on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, gated=True,
                                        page=self._crawls(claim))
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
@@ -525,7 +526,7 @@ class Fetcher:
 
     async def _robots_refusal(self, claim: Claim) -> Result | None:
         """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
-        if self._robots is None or claim.plan is not Plan.PAGE or claim.key in self.named:
+        if self._robots is None or not self._crawls(claim):
             return None
         allowed, why = await self._robots.allowed(claim.url, in_slot=True)  # (the claim's slot waits for it)
         if allowed:
@@ -536,12 +537,12 @@ class Fetcher:
 
     def warnings(self) -> list[str]:
         robots = self._robots.warnings() if self._robots is not None else []
-        return robots + (self._soft.notes() if self._soft is not None else []) + self.left_scope
+        return robots + (self._soft.notes() if self._soft is not None else []) + self._left_scope
 
     def seed_left_scope(self, seed: str, end: str) -> None:
         """A seed of the crawl redirected out of its scope (http:// to https://, example.org to www.): nothing
         past it is crawled, which the report must say (else a crawl of nothing looks like a clean one)."""
-        self.left_scope.append(f"{seed} redirected to {end}, outside the crawl's scope: nothing past it was crawled"
+        self._left_scope.append(f"{seed} redirected to {end}, outside the crawl's scope: nothing past it was crawled"
                                f" (start from {end}, or widen the scope with --scope-domain)")
 
 
