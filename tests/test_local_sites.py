@@ -156,6 +156,26 @@ async def test_a_linked_local_file_is_read_whole_for_its_anchors(tmp_path: Path)
     assert [r.reason for r in report.broken] == ["no anchor #later"]
 
 
+_WRITE_ONLY = Path("/proc/sys/vm/compact_memory")  # mode 0200: unreadable even for root, whom chmod doesn't stop
+
+
+@pytest.mark.skipif(not _WRITE_ONLY.is_file(), reason="needs Linux's /proc/sys")
+@pytest.mark.parametrize("kept", ["memory", "state"])
+async def test_a_file_that_cannot_be_read_is_broken_and_holds_no_anchor(tmp_path: Path, kept: str) -> None:
+    (tmp_path / "secret.html").symlink_to(_WRITE_ONLY)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "folder" / "index.html").symlink_to(_WRITE_ONLY)
+    (tmp_path / "a.md").write_text("[s](secret.html) [f](secret.html#part) [d](folder/) [i](folder/#part)\n")
+    state = {"state": str(tmp_path / "st")} if kept == "state" else {}
+    report = await linkhound.check([str(tmp_path / "a.md")], **state)
+    verdicts = {r.url.removeprefix(tmp_path.as_uri() + "/"): (r.status, r.reason) for r in report.results}
+    assert verdicts == {
+        "secret.html": (Status.BROKEN, "file can't be read (permission denied)"),
+        "folder/": (Status.OK, "directory"),
+        "folder/#part": (Status.BROKEN, "no anchor #part"),  # its index file exists, but holds nothing readable
+    }
+
+
 async def test_fragments_can_be_turned_off(tree: Path) -> None:
     report = await linkhound.check([str(tree)], check_fragments=False, root_dir=str(tree))
     assert broken(report, tree) == {"guide/gone.md", "file://" + str(tree.parent / "outside.md")}

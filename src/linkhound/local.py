@@ -66,6 +66,8 @@ def check_file(path: str, index_files: tuple[str, ...] = (), root: str | None = 
     if root is not None and not _inside(path, root):
         return FileCheck(Status.BROKEN, f"path leaves --root-dir {root}", None)
     if os.path.isfile(path):
+        if not os.access(path, os.R_OK):  # as a web server, linkhound could not serve it (nor read its #anchors)
+            return FileCheck(Status.BROKEN, "file can't be read (permission denied)", None)
         return FileCheck(Status.OK, "", path)
     if os.path.isdir(path):
         index = index_file(path, index_files)

@@ -151,6 +151,8 @@ class LocalFiles:
                 if parsed is not None:
                     self._parsed[path] = parsed
                     anchors = Anchors.of(parsed.anchors, markdown=kind is Kind.MARKDOWN)
+                else:  # checked fine, then could not be read (an index file, a file changed since): no anchor holds
+                    anchors = Anchors(frozenset())
             self._anchors[path] = anchors
         return self._anchors[path]
 
