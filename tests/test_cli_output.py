@@ -71,6 +71,30 @@ def test_a_reader_that_leaves_early_does_not_change_the_verdict(tmp_path: Path, 
     assert "Traceback" not in err and "error" not in err
 
 
+def test_a_run_refused_before_its_first_line_leaves_the_last_report_as_it_was(tmp_path: Path) -> None:
+    _docs(tmp_path)
+    (tmp_path / "c.md").write_text("# C\n")
+    assert run("--no-progress", "a.md", "--state", "st", "-o", "report.txt", cwd=tmp_path).returncode == 2
+    before = (tmp_path / "report.txt").read_text()
+    assert "gone.md" in before
+    for output in ("report.txt", "new.txt"):  # the state is another crawl's: refused, nothing written
+        r = run("--no-progress", "c.md", "--state", "st", "-o", output, cwd=tmp_path)
+        assert r.returncode == 1 and "the state of another crawl" in r.stderr and "Traceback" not in r.stderr
+    assert (tmp_path / "report.txt").read_text() == before
+    assert not (tmp_path / "new.txt").exists()  # not left behind empty either
+    r = run("--no-progress", "c.md", "-o", "report.txt", cwd=tmp_path)  # a run that reports replaces it
+    assert r.returncode == 0 and "gone.md" not in (tmp_path / "report.txt").read_text()
+
+
+def test_output_to_a_named_pipe_is_opened_once(tmp_path: Path) -> None:
+    _docs(tmp_path)
+    os.mkfifo(tmp_path / "fifo")
+    reader = subprocess.Popen(["cat", str(tmp_path / "fifo")], stdout=subprocess.PIPE, text=True)
+    r = run("--no-progress", "a.md", "-o", "fifo", cwd=tmp_path)
+    out, _ = reader.communicate(timeout=HANG_GUARD)
+    assert r.returncode == 2 and "gone.md" in out
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a device that is always full")
 @pytest.mark.parametrize("how", ["stdout", "output"])
 def test_a_report_that_cannot_be_written_is_one_line_and_exit_1(tmp_path: Path, how: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .version import __version__
 
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from .arguments import options_from_args
+    from .cli_common import ReportFile
     from .host_pool import HostStats
     from .progress import Progress
     from .report import Reporter
@@ -145,7 +146,7 @@ def _main(ns: argparse.Namespace) -> int:
     # the bar draws on stderr: shown there on a terminal, whether or not the report is piped or in a file
     show = settings.progress and not settings.quiet and sys.stderr.isatty()
     progress = Progress(enabled=show)
-    out: IO[str] = sys.stdout
+    out: TextIO | ReportFile = sys.stdout
 
     def on_event(event: Event) -> None:
         if isinstance(event, Result):
@@ -205,13 +206,14 @@ def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named
             out.writelines(f"{printable(i.location)}\n" for i in inputs)
         else:
             out.writelines(f"{display_url(p.url)}\t{printable(p.reference.position())}\n" for p in links)
+        out.flush()  # (an empty list too replaces the file's last one)
     finally:
         if out is not sys.stdout:
             out.close()
     return EXIT_OK
 
 
-async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: IO[str],
+async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: TextIO | ReportFile,
                unwritable: list[str]) -> int:
     from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, use_color
     from .status import Status

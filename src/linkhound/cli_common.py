@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import os
 import sys
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterable
+from typing import IO, TYPE_CHECKING, TextIO
 
 from .arguments import Parser
 from .redis_link import TIMEOUT as REDIS_TIMEOUT
@@ -14,7 +16,7 @@ from .redis_link import TIMEOUT as REDIS_TIMEOUT
 if TYPE_CHECKING:
     from .settings import Settings
 
-__all__ = ["Parser", "open_output", "redis_timeout", "seconds", "use_color"]
+__all__ = ["Parser", "ReportFile", "open_output", "redis_timeout", "seconds", "use_color"]
 
 EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -35,20 +37,58 @@ def redis_timeout(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
                    f"error; the job stays in Redis and is resumed by the same command (default: {REDIS_TIMEOUT:g})")
 
 
+class ReportFile:
+    """The --output file, written only once there is something to write: a run that stops before its first
+    line (a --state or --job it may not resume, an error) leaves the report of the run before as it was."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._file: IO[str] | None = None
+        existed = os.path.lexists(path)
+        try:  # can it be written? asked now, so a bad path fails at once, not after the work
+            if existed and not os.path.isfile(path):  # a pipe, /dev/stderr: nothing to keep, opened once
+                self._file = open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
+            else:  # nothing cut yet
+                open(path, "a", encoding="utf-8").close()
+        except OSError as e:
+            raise _unwritable(path, e) from None
+        self._made = not existed  # (an empty file left by a run that wrote nothing: taken away again)
+
+    def write(self, text: str) -> int:
+        if self._file is None:
+            self._file = open(self._path, "w", encoding="utf-8")  # noqa: SIM115 (closed by close())
+        return self._file.write(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        if self._file is None:
+            self.write("")  # an empty report (a format with nothing to say) still replaces the last one
+        assert self._file is not None
+        self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        elif self._made:
+            with contextlib.suppress(OSError):
+                os.unlink(self._path)
+
+    def isatty(self) -> bool:
+        return False
 
 
-def open_output(path: str | None) -> IO[str]:
-    """The report's destination, opened before the run so a bad path fails at once, not after the work."""
-    if path is None:
-        return sys.stdout
+def _unwritable(path: str, e: OSError) -> Exception:
     from .exceptions import UsageError
 
-    try:
-        return open(path, "w", encoding="utf-8")  # noqa: SIM115 (closed by the caller)
-    except OSError as e:
-        raise UsageError(f"--output {path}: can't write: {(e.strerror or str(e)).lower()}") from None
+    return UsageError(f"--output {path}: can't write: {(e.strerror or str(e)).lower()}")
 
 
+def open_output(path: str | None) -> TextIO | ReportFile:
+    """The report's destination: stdout, or the file named, checked now and written from the first line on."""
+    return sys.stdout if path is None else ReportFile(path)
 
 
 def use_color(settings: Settings, stream: IO[str]) -> bool:
