@@ -153,6 +153,7 @@ async def test_jobs_and_report_usage_errors_are_one_line(redis_url: str) -> None
         (["jobs", "--redis", redis_url, "--redis-timeout", "0"], "expected a positive number of seconds"),
         (["jobs", "--redis", "redis://127.0.0.1:1/0"], "Redis at redis://127.0.0.1:1/0: "),
         (["report", "--redis", redis_url, "--job", "{x}"], "job name '{x}': expected a non-empty name without braces"),
+        (["jobs", "--redis", redis_url.replace("redis://", "redis+cluster://")], "Cluster mode is not enabled"),
     ):
         code, _, err = await _linkhound(*args)
         assert code == 1 and err.startswith(f"linkhound {args[0]}: error: "), err

@@ -53,6 +53,7 @@ class Patience:
 
     async def __call__(self, step: Callable[[], Awaitable[T]]) -> T:
         from redis.exceptions import ConnectionError as Refused
+        from redis.exceptions import RedisClusterException as NoCluster
         from redis.exceptions import TimeoutError as Slow
 
         pause = _FIRST_PAUSE
@@ -61,7 +62,8 @@ class Patience:
                 raise self.failed
             try:
                 answer = await step()
-            except (Refused, Slow) as e:  # BusyLoadingError (a restart loading its data) is a ConnectionError
+            except (Refused, Slow, NoCluster) as e:  # BusyLoadingError (a restart loading data) is a ConnectionError;
+                # NoCluster: no node of a redis+cluster:// URL answered as one (down, or a Redis not in cluster mode)
                 if not self._reached:  # a wrong URL, or no Redis there: said at once
                     self.failed = RedisAway(f"Redis at {self.url}: {_first_line(e)}")
                     raise self.failed from None
