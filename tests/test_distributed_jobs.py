@@ -134,6 +134,11 @@ async def test_a_job_is_joined_by_the_same_command_and_refused_with_other_settin
         assert err.count("\n") == 1
     code, _, err = await _linkhound(*args[:-1], site.url("/next"))  # other inputs, other scope
     assert code == 1 and "other settings or inputs" in err
+    # how the report is shown is not the job's: another format, file or verbosity joins it
+    code, text, err = await _linkhound("-r", "--redis", redis_url, "--job", "once", "--no-config", "--format",
+                                       "markdown", "-v", "-q", "--all-referrers", site.url("/"))
+    assert code == 0 and err == "" and "/next" in text and not text.startswith("{"), err
+    assert site.hits("/") == 1 and site.hits("/next") == 1
 
 
 async def test_a_worker_that_joins_a_finished_job_says_so(site: Site, redis_url: str) -> None:

@@ -216,7 +216,10 @@ class Job:
         return dataclasses.replace(report, sitemap_drift=drift([page.url for page in pages], ledger))
 
 
-_OWN = frozenset({"sitemap_drift", "sitemap"})  # what only the process that writes the report does
+# what only the process that writes the report does, and how it shows it: not the job's, so not compared when
+# the same command is run again with another -o or -f
+_OWN = frozenset({"sitemap_drift", "sitemap", "format", "output", "verbose", "summary_only", "all_referrers",
+                  "progress", "quiet", "color"})
 
 
 def shared_options(settings: Settings) -> dict[str, Any]:
