@@ -293,6 +293,22 @@ async def test_a_state_of_another_crawl_is_refused(site: Site, tmp_path: Path) -
     await linkhound.check([site.url("/")], recursive=True, state=state, timeout=5)  # request settings may change
 
 
+async def test_a_state_judged_with_other_accepted_codes_is_refused(site: Site, tmp_path: Path) -> None:
+    # one report never mixes two --accept: the 403 kept as broken would sit beside new 403s called ok
+    site.page("/", html("/private"))
+    site.page("/private", "no", status=403)
+    state = str(tmp_path / "state")
+    report = await linkhound.check([site.url("/")], recursive=True, state=state, accept="200..=299")
+    assert [r.code for r in report.broken] == [403]
+    for accept, accept_for in (("200..=299,403", ()), ("200..=299", (r"private 403",))):
+        with pytest.raises(UsageError, match=r"judged with --accept 200..=299, this run's with --accept "):
+            await linkhound.check([site.url("/")], recursive=True, state=state, accept=accept, accept_for=accept_for)
+    again = await linkhound.check([site.url("/")], recursive=True, state=state, accept="200..=299")
+    assert [r.code for r in again.broken] == [403] and site.hits("/private") == 1
+    fresh = await linkhound.check([site.url("/")], recursive=True, state=state, accept="200..=299,403", restart=True)
+    assert not fresh.broken and site.hits("/private") == 2
+
+
 def _results(report: Report) -> list[tuple[Any, ...]]:
     return sorted((r.url, r.status, r.code, r.depth, tuple(sorted(r.references))) for r in report.results)
 

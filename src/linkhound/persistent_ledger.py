@@ -32,7 +32,7 @@ from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
 from .references import RefSequence
-from .settings import Settings
+from .settings import Settings, format_accept
 from .sqlite_state import CACHE_KIB, SqliteState, insert_flat, insert_rows, update_ids, where_ids
 from .status import Status
 from .summary import Report, summarize
@@ -213,6 +213,13 @@ class PersistentLedger:
         if row is None:
             self._state.write_soon()
             self._db.execute("INSERT INTO notes VALUES ('crawl', ?)", (crawl,))
+        judged = judging(settings)
+        row = self._one("SELECT value FROM notes WHERE name = 'judged'")
+        if row is not None and row[0] != judged:  # (a state made before this note: it takes the run's)
+            raise UsageError(f"{self._path}: its results were judged with {row[0]}, this run's with {judged}; give"
+                             " the same, or --restart to check everything again")
+        if row is None:
+            self._db.execute("INSERT INTO notes VALUES ('judged', ?)", (judged,))
         if settings.rerun_failed:
             self._forget_failures()
         lost = self._db.execute(
@@ -896,6 +903,14 @@ def fingerprint(settings: Settings, inputs: Iterable[Input]) -> str:
             shaping.append([f.name, sorted(value) if isinstance(value, frozenset) else repr(value)])
     text = orjson.dumps([shaping, [i.location for i in inputs]])
     return hashlib.sha256(text).hexdigest()
+
+
+def judging(settings: Settings) -> str:
+    """The settings an answer's verdict comes from, as the user writes them: one report can't mix two (the
+    request settings left out of the fingerprint may change between sessions; these may not)."""
+    said = [f"--accept {format_accept(settings.accept)}"]
+    said += [f"--accept-for '{spec}'" for spec in settings.accept_for]
+    return " ".join(said)
 
 
 def _make_index(db: sqlite3.Connection, create: str) -> None:
