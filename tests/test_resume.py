@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import resource
 import signal
 import subprocess
 import sys
@@ -58,13 +59,20 @@ def _delayed(body: str, seconds: float) -> Any:
     return h
 
 
-async def crawl(site: Site, *extra: str, kill_after: float | None = None) -> tuple[int | None, str]:
+async def crawl(site: Site, *extra: str, kill_after: float | None = None,
+                file_size: int | None = None) -> tuple[int | None, str]:
     """The CLI on site (json report to the path after -o in extra); SIGKILLed kill_after seconds after the site
-    saw its first request."""
+    saw its first request; with file_size, no file it writes may grow past that many bytes (a full disk)."""
+
+    def full_disk() -> None:
+        assert file_size is not None
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG), nothing is killed
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size, file_size))
+
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "linkhound", "--no-progress", "-r", "--check-fragments", "--max-retries", "0",
         "--host-concurrency", "2", "-f", "json", *extra, site.url("/"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, preexec_fn=None if file_size is None else full_disk,
     )
     if kill_after is not None:
         async def watch() -> None:
@@ -125,6 +133,24 @@ async def test_a_killed_crawl_resumed_reports_what_an_uninterrupted_one_does(
     assert all(both[k] <= 2 * whole[k] for k in again), again
     assert len(again) <= sum(first.values()), again
     assert sum(second.values()) < sum(whole.values())  # the resumed run did not start over
+
+
+async def test_a_state_that_cannot_be_written_stops_the_run_in_one_line_and_the_same_command_resumes(
+    site: Site, make_site: SiteFactory, tmp_path: Path
+) -> None:
+    build(site, await make_site("127.0.0.2"), 300, random.Random(5), delay=0)
+    code, err = await crawl(site, "-o", str(tmp_path / "whole.json"))
+    assert code == 2, err
+    state = tmp_path / "state"
+    # at 256 kB the disk is full: after the state file was made (100 kB), before the crawl is in it
+    code, err = await crawl(site, "--state", str(state), "-o", str(tmp_path / "full.json"), file_size=1 << 18)
+    assert code == 1, err
+    assert err.startswith(f"linkhound: error: {state / 'crawl.sqlite'}: can't write the crawl state (") and \
+        err.endswith("run the same command again (with room for it) to resume\n") and err.count("\n") == 1, err
+    assert not (tmp_path / "full.json").exists()  # no report of a crawl the state doesn't hold
+    code, err = await crawl(site, "--state", str(state), "-o", str(tmp_path / "resumed.json"))
+    assert code == 2, err
+    assert shape(tmp_path / "resumed.json") == shape(tmp_path / "whole.json")
 
 
 async def test_a_finished_crawl_run_again_requests_nothing_and_reports_the_same(site: Site, tmp_path: Path) -> None:

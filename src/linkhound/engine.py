@@ -85,6 +85,8 @@ class Engine:
         self._state, self._ledger, self._journal, self._cache = kept
         if ledger is not None:  # a distributed crawl's, in Redis
             self._ledger = ledger
+        if self._journal is not None:
+            self._journal.on_failure(self.cancel)  # its file can't be written (disk full): nothing more to do
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
         self._client = HttpClient(client_options(s), transport)
         checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
@@ -156,7 +158,7 @@ class Engine:
                 if self.settings.recursive:
                     self._parser.start()  # (a crawl's pages are parsed on the other core from its first)
                 async with self._client:
-                    await self._check_all(inputs)
+                    await self._checked_all(inputs)
                     await self._fetcher.close()
                     if self._certs is not None:
                         await self._certs.close()
@@ -174,6 +176,20 @@ class Engine:
                 if self._cache is not None:
                     self._cache.close()
             return report
+
+    async def _checked_all(self, inputs: list[Input]) -> None:
+        """_check_all, or the error of a --state that could not be written (the report would be of a crawl the
+        state doesn't hold)."""
+        journal = self._journal
+        try:
+            await self._check_all(inputs)
+            if journal is not None:
+                journal.commit()
+        except Exception as e:
+            if journal is None or not journal.failing(e):
+                raise
+        if journal is not None and journal.failed is not None:
+            raise journal.failed
 
     async def _check_all(self, inputs: list[Input]) -> None:
         if self._drift is not None:  # read on the side while the crawl runs: its URLs are no seeds
@@ -224,7 +240,12 @@ class Engine:
             except BaseException:  # cancelled: the claim is still done, or the run would never end
                 await self._scheduler.done(claim, Plan.PAGE)
                 raise
-            claim = await self._scheduler.done_and_next(claim, served)  # its children were added first
+            try:
+                claim = await self._scheduler.done_and_next(claim, served)  # its children were added first
+            except Exception as e:
+                if self._journal is None or not self._journal.failing(e):
+                    raise
+                return  # the state can't be written: the run stops (run() says why)
 
     async def _visit(self, claim: Claim) -> Plan:
         try:
@@ -240,6 +261,8 @@ class Engine:
             self._ledger.checked(claim.key, fetched.result, fetched.anchors)  # ... then the page is done
             return fetched.served
         except Exception as e:  # a bug must not end the run: the link gets an error result
+            if self._journal is not None and self._journal.failing(e):
+                return Plan.PAGE  # the state can't be written: the run stops (run() says why)
             self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
             return Plan.PAGE
 

@@ -16,6 +16,7 @@ import hashlib
 import itertools
 import os
 import sqlite3
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar, overload
@@ -24,7 +25,7 @@ from urllib.request import pathname2url
 import orjson
 
 from .crawl_state import Limits
-from .exceptions import UsageError
+from .exceptions import LinkhoundError, UsageError
 from .fragments import Anchors
 from .inputs import Input
 from .ledger import LinkRef, PlainTargets, Target, reference, with_refs
@@ -801,9 +802,35 @@ class PersistentLedger:
                 self._saved_notes = saved
 
     def close(self) -> None:
-        self._state.write_soon()  # the notes, even when nothing else changed since the last commit
+        failed = self._state.failed
+        if failed is None:
+            self._state.write_soon()  # the notes, even when nothing else changed since the last commit
         self._state.close()
         self._closed = True
+        if failed is None and self._state.failed is not None:  # after the report, which stands
+            print(f"linkhound: warning: {self._path}: can't write the crawl state's last changes "
+                  f"({self._state.failed}); a run of the same command resumes from what was written before",
+                  file=sys.stderr)
+
+    def commit(self) -> None:
+        """What the crawl wrote, committed (before the report: a file that can't be written is said first)."""
+        self._state.flush()
+
+    def failing(self, e: BaseException) -> bool:
+        """Whether e is the state's file failing to be written: see SqliteState.failing."""
+        return self._state.failing(e)
+
+    @property
+    def failed(self) -> LinkhoundError | None:
+        """Why the run stopped, when the state's file could not be written."""
+        if self._state.failed is None:
+            return None
+        return LinkhoundError(f"{self._path}: can't write the crawl state ({self._state.failed}); the run stopped, "
+                              "and the state keeps what was written before: run the same command again (with room "
+                              "for it) to resume")
+
+    def on_failure(self, stop: Callable[[], None]) -> None:
+        self._state.on_failure = stop
 
 
 class TargetRefs(RefSequence):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import contextlib
 import itertools
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -116,6 +117,8 @@ class SqliteState:
         self._timer: asyncio.TimerHandle | None = None
         self._edges: list[tuple[int, bytearray]] = []  # rows of edges not yet written (read back rarely)
         self._closed = False
+        self.failed: str | None = None  # why the file could not be written (the run stops)
+        self.on_failure: Callable[[], None] = lambda: None
         # Records used lately, by key: the links every page repeats (navigation, footer) are read once, not
         # once per page. The file stays the only truth: every change is written (but a claim's: see
         # _claimed), the cache only saves reads. Two generations of 40,000 (about 12 MB each): at 10,000, a
@@ -330,13 +333,32 @@ class SqliteState:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._db.in_transaction:
-            self._write_edges()
-            for write in self._before_commit:
-                write()
-            self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                                 [("pages", self._pages), ("refetched", self.refetched), ("seq", self._seq)])
-            self._db.execute("COMMIT")
+        if self._db.in_transaction and self.failed is None:
+            try:
+                self._write_edges()
+                for write in self._before_commit:
+                    write()
+                self._db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                     [("pages", self._pages), ("refetched", self.refetched), ("seq", self._seq)])
+                self._db.execute("COMMIT")
+            except sqlite3.Error as e:
+                if not self.failing(e):
+                    raise
+
+    def failing(self, e: BaseException) -> bool:
+        """Whether e is the file failing to be written (disk full, an I/O error). The first time, what the open
+        transaction holds is dropped, the file is written no more (the steps it holds stay whole: a resume
+        starts from them) and on_failure() is told: the run can't go on."""
+        if not isinstance(e, sqlite3.Error):
+            return False
+        if self.failed is None:
+            self.failed = str(e)
+            with contextlib.suppress(sqlite3.Error):
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                self._db.execute("PRAGMA query_only = ON")  # (a write now would commit half a step)
+            self.on_failure()
+        return True
 
     @property
     def connection(self) -> sqlite3.Connection:
