@@ -347,6 +347,19 @@ async def test_out_of_scope_and_redirect_off_origin_are_not_crawled(
     assert other.hits("/never2") == 1
 
 
+@pytest.mark.parametrize("fragment", ["", "#top", "#/home", "#/a/b?x=1"])
+async def test_a_seeds_fragment_is_no_part_of_the_scope(site: Site, fragment: str) -> None:
+    # #/home: a single-page app's route; its slash names no folder
+    site.page("/app/", html("/app/about.html", "/elsewhere"))
+    site.page("/app/about.html", html("/app/deeper.html"))
+    site.page("/app/deeper.html", html())
+    site.page("/elsewhere", html("/never"))
+    report = await linkhound.check([site.url("/app/" + fragment)], recursive=True)
+    assert {p.url for p in report.pages if p.followed} == {site.url(p) for p in ("/app/", "/app/about.html",
+                                                                                   "/app/deeper.html")}
+    assert site.hits("/app/deeper.html", "GET") == 1 and site.hits("/never") == 0
+
+
 async def test_max_pages_is_reported(site: Site) -> None:
     site.page("/", html(*[f"/p{i}" for i in range(10)]))
     for i in range(10):

@@ -39,6 +39,8 @@ DOCS = {
 - [ok: empty](#)
 - [ok: text fragment](#:~:text=Project)
 - [broken: no such heading](#nope)
+- [ok: anchor with a text fragment](#my-id:~:text=Custom)
+- [broken: no such anchor, with a text fragment](#gone:~:text=Custom)
 - [ok: cross file](guide/setup.md#requirements)
 - [broken: cross file](guide/setup.md#missing-section)
 - [ok: html id](site/page.html#Intro)
@@ -67,6 +69,7 @@ DOCS = {
 ALWAYS_BROKEN = {
         "README.md#install--run-2",
         "README.md#nope",
+        "README.md#gone:~:text=Custom",
         "guide/setup.md#missing-section",
         "site/page.html#intro",
         "site/page.html#missing-here",

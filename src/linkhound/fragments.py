@@ -17,6 +17,7 @@ class Anchors(NamedTuple):
         return cls(frozenset(n.lower() for n in names) if markdown else names, markdown)
 
     def has(self, fragment: str) -> bool:
+        fragment = fragment.split(":~:", 1)[0]  # #sec:~:text=...: browsers go to #sec, then highlight the text
         if is_always_valid(fragment):
             return True
         candidates = {fragment, unquote(fragment)}

@@ -257,7 +257,7 @@ class Scope(NamedTuple):
     ) -> Scope:
         prefixes = []
         for seed in seeds:
-            path_end = seed.split("?", 1)[0]
+            path_end = seed.split("#", 1)[0].split("?", 1)[0]  # (#/home, a single-page app's route: no folder)
             prefixes.append(path_end[: path_end.rfind("/") + 1])
         return cls(tuple(sorted(set(prefixes))), frozenset(d.lower() for d in domains), include, exclude)
 
