@@ -125,6 +125,20 @@ async def test_an_expired_certificate(tls_sites: Sites) -> None:
     assert f"TLS certificate of {cert.host} expired on {cert.expires[:10]} (3 days ago)" in report.summary.warnings
 
 
+@pytest.mark.parametrize("ago", [timedelta(hours=12), timedelta(days=1, hours=1)])
+async def test_a_certificate_ended_within_a_day_or_two_has_ended(tls_sites: Sites, ago: timedelta) -> None:
+    said = "1 day ago"
+    start, _ = tls_sites
+    site = await start("127.0.0.1", -ago)  # type: ignore[misc]
+    site.page("/", "ok")
+    report = await linkhound.check([site.url("/")], tls_expiry="21d", insecure=True)
+    (cert,) = report.summary.certificates or ()
+    assert cert.expiring and cert.days_left == -1
+    assert report.summary.warnings == (f"TLS certificate of {cert.host} expired on {cert.expires[:10]} ({said})",)
+    detailed = reporter_for("detailed").finish(report)
+    assert f"{cert.expires[:10]} (expired {said})" in detailed and "in 0 days" not in detailed
+
+
 async def test_plain_http_hosts_have_no_certificate(site: Site) -> None:
     site.page("/", "ok")
     report = await linkhound.check([site.url("/")], tls_expiry="21d")

@@ -77,7 +77,9 @@ class CertificateWatch:
     def _certificate(self, host: str, not_after: float, now: float) -> Certificate:
         expires = datetime.fromtimestamp(not_after, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         left = not_after - now
-        return Certificate(host, expires, int(left / DAY), left <= self._window)  # whole days, toward zero
+        # whole days toward zero, and -1 at least once it has ended (12 hours ago is not "in 0 days")
+        days = int(left / DAY) if left >= 0 else min(-1, int(left / DAY))
+        return Certificate(host, expires, days, left <= self._window)
 
     async def _read(self, host: str, url: str) -> None:
         async with self._slots:
@@ -128,8 +130,12 @@ class CertificateWatch:
 def _warning(c: Certificate) -> str:
     day = c.expires[:10]
     if c.days_left < 0:
-        return f"TLS certificate of {c.host} expired on {day} ({-c.days_left} days ago)"
-    return f"TLS certificate of {c.host} expires on {day} (in {c.days_left} day{'s' if c.days_left != 1 else ''})"
+        return f"TLS certificate of {c.host} expired on {day} ({days(-c.days_left)} ago)"
+    return f"TLS certificate of {c.host} expires on {day} (in {days(c.days_left)})"
+
+
+def days(n: int) -> str:
+    return f"{n} day{'' if n == 1 else 's'}"
 
 
 def _port(url: str) -> int:

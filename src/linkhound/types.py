@@ -135,7 +135,7 @@ class Certificate:
 
     host: str  # host[:port]
     expires: str  # its notAfter, ISO 8601 in UTC: "2026-12-22T12:00:00Z"
-    days_left: int  # whole days (toward zero) from the end of the run to expiry; negative once expired
+    days_left: int  # whole days from the end of the run to expiry, toward zero; -1 or less once expired
     expiring: bool  # expires within the --tls-expiry window (or has expired)
 
 

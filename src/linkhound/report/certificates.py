@@ -15,8 +15,12 @@ def when(c: Certificate) -> str:
     """"2026-12-22 (in 21 days)", "2026-11-01 (expired 30 days ago)"."""
     day = c.expires[:10]
     if c.days_left < 0:
-        return f"{day} (expired {-c.days_left} days ago)"
-    return f"{day} (in {c.days_left} day{'s' if c.days_left != 1 else ''})"
+        return f"{day} (expired {days(-c.days_left)} ago)"
+    return f"{day} (in {days(c.days_left)})"
+
+
+def days(n: int) -> str:
+    return f"{n} day{'' if n == 1 else 's'}"
 
 
 def certificate_lines(summary: Summary) -> list[str]:
