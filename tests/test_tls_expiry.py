@@ -19,7 +19,7 @@ import linkhound
 from linkhound import Status
 from linkhound.report import reporter_for
 from linkhound.tls_expiry import not_after
-from server import Site
+from server import Site, html
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -183,6 +183,32 @@ async def test_the_command_line_fails_on_an_expiring_certificate(tls_sites: Site
         assert "expires on" in out.decode() and "(in 2 days)" in out.decode()
         codes.append(proc.returncode)
     assert codes == [0, 2]
+
+
+@pytest.mark.parametrize("kept", ["state", "redis"])
+async def test_a_crawl_run_again_lists_the_certificates_of_what_it_did_not_fetch_again(
+    tls_sites: Sites, both_clients: str, kept: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    start, handshakes = tls_sites
+    site = await start("127.0.0.1", timedelta(days=3, hours=12))  # type: ignore[misc]
+    site.page("/", html("/a"))
+    site.page("/a", "ok")
+    where = ["--state", str(tmp_path / "st")] if kept == "state" else \
+        ["--redis", request.getfixturevalue("redis_url"), "--job", "tls"]
+    for session in range(2):  # the second finds the crawl finished: it fetches nothing, its report is the same
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "linkhound", "--no-progress", "--no-config", "-r", "--http-client", both_clients,
+            "--tls-expiry", "21d", "--tls-expiry-fail", "-f", "json", *where, site.url("/"),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 2, (session, err)
+        summary = json.loads(out)["summary"]
+        assert summary["success"] is False
+        assert [(c["host"], c["days_left"], c["expiring"]) for c in summary["certificates"]] == [
+            (site.base[8:], 3, True)], session
+        assert [w for w in summary["warnings"] if "TLS" in w] == [
+            f"TLS certificate of {site.base[8:]} expires on {summary['certificates'][0]['expires'][:10]} (in 3 days)"]
+    assert site.hits("/") == 1 and site.hits("/a") == 1
 
 
 async def test_excluded_addresses_get_no_handshake(tls_sites: Sites) -> None:

@@ -160,9 +160,7 @@ class Engine:
                 async with self._client:
                     await self._checked_all(inputs)
                     await self._fetcher.close()
-                    if self._certs is not None:
-                        await self._certs.close()
-                    report = self._report(time.monotonic() - started)
+                    report = await self.with_certificates(self._report(time.monotonic() - started))
                     s = self.settings
                     if (s.suggest_fixes or s.suggest_https) and not self._stopping:
                         from .fix_finder import with_suggestions
@@ -430,14 +428,24 @@ class Engine:
         report = self._ledger.report(pages, elapsed, self._stopping, tuple(sorted(caps)), depth_of, tuple(warnings))
         if self._changed is not None:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, unchanged=self._unchanged))
-        if self._certs is not None:
-            report = self._certs.into(report)
         if self.settings.fail_on_blocked:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, blocked_fail=True))
         if self._drift is None:
             return report
         crawled = [url for url, key, _, _ in entries if key is not None]
         return dataclasses.replace(report, sitemap_drift=self.sitemap_drift(crawled, self._ledger))
+
+    async def with_certificates(self, report: Report) -> Report:
+        """report with --tls-expiry's certificates: those of every HTTPS host that answered a link of it, read
+        as the run went and now for the hosts of results it didn't fetch (an earlier session's, with --state;
+        the other processes', in a distributed crawl). A stopped run reads no more."""
+        if self._certs is None:
+            return report
+        if not self._stopping:
+            for result in report.results:
+                self._certs.note(result)
+        await self._certs.close()
+        return self._certs.into(report)
 
     def sitemap_drift(self, crawled: list[str], ledger: Ledger) -> SitemapDrift | None:
         """--sitemap-drift's comparison, with the pages crawled (their URLs after redirects) and the ledger

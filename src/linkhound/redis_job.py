@@ -344,6 +344,7 @@ class DistributedRun(Run):
                 await self._job.ended(elapsed)
         drift = self._process.engine.sitemap_drift if local.sitemap_drift is not None else None
         report = await self._job.report(elapsed, self._stopped, caps, local.summary.warnings, drift)
+        report = await self._process.engine.with_certificates(report)
         if self._settings.fail_on_blocked:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, blocked_fail=True))
         return _links_to_fix(report, local, self._settings)

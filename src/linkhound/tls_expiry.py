@@ -68,8 +68,10 @@ class CertificateWatch:
         """report with the certificates read, and a warning for each one expiring within the window."""
         now = time.time()
         certificates = tuple(self._certificate(host, at, now) for host, at in sorted(self._expiry.items()))
-        warnings = [*report.summary.warnings, *(_warning(c) for c in certificates if c.expiring)]
+        warnings = [_warning(c) for c in certificates if c.expiring]
         warnings += [f"TLS certificate of {host} not read: {why}" for host, why in sorted(self._unread.items())]
+        before = report.summary.warnings  # (a distributed crawl's: this process's report's, which had them too)
+        warnings = [*before, *(w for w in warnings if w not in before)]
         summary = replace(report.summary, warnings=tuple(warnings), certificates=certificates,
                           certificates_fail=self._fail)
         return Report(report.results, summary, report.pages)
