@@ -94,6 +94,31 @@ async def test_endless_redirects_stop_at_the_limit(site: Site) -> None:
     assert sum(1 for s in site.requests if s.path.startswith("/r/")) == 6
 
 
+async def test_a_header_of_one_value_sent_twice_is_read_once(site: Site) -> None:
+    # Content-Type and Location repeated: read as "text/html, text/html" the page was no HTML (its broken link
+    # never checked), and the redirect went to "/here,%20/here"
+    async def page(request: web.Request) -> web.StreamResponse:
+        answer = web.Response(body=b'<a href="/gone">gone</a> <a href="/moved">moved</a>')
+        answer.headers.add("Content-Type", "text/html")
+        answer.headers.add("Content-Type", "text/html; charset=utf-8")
+        return answer
+
+    async def moved(request: web.Request) -> web.StreamResponse:
+        answer = web.Response(status=301)
+        answer.headers.add("Location", "/here")
+        answer.headers.add("Location", "/here")
+        return answer
+
+    site.handler("/", page)
+    site.handler("/moved", moved)
+    site.page("/here", "ok", content_type="text/plain")
+    report = await linkhound.check([site.url("/")])
+    verdicts = {r.url: (r.status, r.redirects) for r in report.results}
+    assert verdicts == {site.url("/"): (Status.OK, ()), site.url("/gone"): (Status.BROKEN, ()),
+                        site.url("/moved"): (Status.OK, (site.url("/here"),))}
+    assert site.hits("/here") == 1
+
+
 async def test_huge_headers_are_an_error_not_a_crash(site: Site) -> None:
     site.status("/big", 200, headers={"X-Big": "x" * 1_000_000})  # past both stacks' limits (16 KiB, ~400 KiB)
     site.page("/", html("/big"))

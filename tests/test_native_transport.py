@@ -963,6 +963,9 @@ def test_a_read_cancelled_mid_body_leaves_its_connection(run: Runner) -> None:
          {"location": "/a", "x-long": "one two three"}),
         ("HTTP/1.0 404 Not Found\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\nX: y\r",
          {"set-cookie": "a=1, b=2", "x": "y"}),
+        # a header of one value sent twice: the first, as the other clients read it
+        ("HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\ncontent-type: text/plain\r\nLocation: /a\r\n"
+         "Location: /a\r", {"content-type": "text/html", "location": "/a"}),
     ],
 )
 def test_a_head_is_read_in_one_pass_or_line_by_line_to_the_same_headers(head: str, expected: dict[str, str]) -> None:

@@ -292,6 +292,13 @@ def _parse_head(text: str) -> tuple[int, str, NativeHeaders]:
     return int(first[9:12]), first[5:8], headers
 
 
+# Headers that hold one value: sent twice (Content-Type: text/html twice, a Location repeated), the first is
+# the one read, as reqwest and aiohttp read it; joined, "text/html, text/html" would be no HTML at all
+_ONE_VALUE = frozenset({"content-type", "location", "content-length", "retry-after", "etag", "last-modified",
+                        "ratelimit-reset", "ratelimit-remaining", "x-ratelimit-reset", "x-ratelimit-remaining",
+                        "cf-mitigated"})
+
+
 def _each_header(lines: list[str], headers: NativeHeaders) -> None:
     found = headers.map
     name = ""
@@ -304,10 +311,10 @@ def _each_header(lines: list[str], headers: NativeHeaders) -> None:
             raise NetworkError(f"bad response: header line '{line.rstrip()[:60]}'", transient=False)
         name = name.lower()
         value = value.strip()
-        if name in found:
-            found[name] = f"{found[name]}, {value}"
-        else:
+        if name not in found:
             found[name] = value
+        elif name not in _ONE_VALUE:  # a list header sent as several lines: one line, as RFC 9110 5.3 allows
+            found[name] = f"{found[name]}, {value}"
         if name == "set-cookie":
             headers.cookies.append(value)
 
