@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import defaultdict
+from urllib.parse import quote
 
 import pytest
 from aiohttp import web
@@ -358,6 +359,25 @@ async def test_a_seeds_fragment_is_no_part_of_the_scope(site: Site, fragment: st
     assert {p.url for p in report.pages if p.followed} == {site.url(p) for p in ("/app/", "/app/about.html",
                                                                                    "/app/deeper.html")}
     assert site.hits("/app/deeper.html", "GET") == 1 and site.hits("/never") == 0
+
+
+@pytest.mark.parametrize(("charset", "meta"), [("Shift_JIS", ""), ("windows-1252", ""), ("iso-8859-1", "utf-8")])
+async def test_the_charset_of_the_content_type_header_reads_the_page(site: Site, charset: str, meta: str) -> None:
+    # as in browsers: the header names the page's encoding, over its <meta> (iso-8859-1 reads as windows-1252)
+    name = "日本語" if charset == "Shift_JIS" else "café"
+    page = f'<meta charset="{meta}"><a href="/{name}.html">x</a> <a href="/gone-{name}">y</a>' if meta else \
+        f'<a href="/{name}.html">x</a> <a href="/gone-{name}">y</a>'
+    encoding = "cp1252" if charset == "iso-8859-1" else charset
+
+    async def h(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=page.encode(encoding), headers={"Content-Type": f"text/html; charset={charset}"})
+
+    site.handler("/", h)
+    site.page(f"/{name}.html", "found")
+    report = await linkhound.check([site.url("/")])
+    assert {r.url: r.status for r in report.results if r.url != site.url("/")} == {
+        site.url(f"/{quote(name)}.html"): Status.OK, site.url(f"/gone-{quote(name)}"): Status.BROKEN}
+    assert site.hits(f"/{quote(name)}.html") == 1
 
 
 async def test_max_pages_is_reported(site: Site) -> None:

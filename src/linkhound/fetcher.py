@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
 from .extract import Kind
+from .extract.text import in_utf8
 from .fragments import Anchors
 from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
@@ -18,6 +19,7 @@ from .page_parser import PageParser
 from .parsed_page import PARSABLE, ParsedPage
 from .soft404 import SoftNotFound, is_html
 from .status import Status
+from .transport import declared_charset
 from .types import Result
 from .urls import canonical_key, host_of
 
@@ -511,7 +513,10 @@ class Fetcher:
     async def _parsed(self, claim: Claim, outcome: Outcome, result: Result) -> Fetched:
         response = outcome.response
         assert response is not None and response.body is not None
-        page = await self._parser.parse(response.body, response.url, response.content_type)
+        body = response.body
+        if (charset := declared_charset(response.headers)) is not None and is_html(response.content_type):
+            body = in_utf8(body, charset)  # (the header's charset wins over the page's <meta>, as in browsers)
+        page = await self._parser.parse(body, response.url, response.content_type)
         if page is None:
             return Fetched(result, Plan.PAGE)
         tag = response.headers.get("X-Robots-Tag")

@@ -96,6 +96,18 @@ _MEDIA_TYPES: dict[str, str] = {}  # Content-Type as sent -> its media type: a s
 _MEDIA_TYPES_MAX = 1024
 
 
+def declared_charset(headers: Headers) -> str | None:
+    """The charset parameter of an answer's Content-Type ("shift_jis"), lower-case; None when it names none."""
+    raw = headers.get("Content-Type")
+    if not raw or "charset" not in raw.lower():
+        return None
+    for parameter in raw.split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip("\"'").lower() or None
+    return None
+
+
 def content_type(headers: Headers) -> str:
     """The media type of an answer, lower-case, without parameters ("text/html"); "" when none is given."""
     raw = headers.get("Content-Type")

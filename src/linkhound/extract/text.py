@@ -53,6 +53,25 @@ def decode_bytes(body: bytes | str, default: str = "utf-8") -> str:
     return body.decode(default, errors="replace")
 
 
+def in_utf8(body: bytes, charset: str) -> bytes:
+    """An HTML answer whose Content-Type names charset, made UTF-8 with a BOM: in browsers the header wins over a
+    <meta charset> (and a BOM over both), and so it does when the document is read (decode_html). A body in
+    UTF-8 already, or in a charset Python doesn't know, is left to the document's own word."""
+    if any(body.startswith(bom) for bom, _ in _BOMS):
+        return body
+    try:
+        encoding = codecs.lookup(charset).name
+    except LookupError:
+        return body
+    if encoding == "utf-8":
+        return body
+    if encoding in ("latin-1", "iso8859-1", "ascii"):  # what browsers really use for these labels
+        encoding = "cp1252"
+    elif encoding == "utf-16":  # no BOM: little-endian, as the Encoding Standard reads the label
+        encoding = "utf-16-le"
+    return codecs.BOM_UTF8 + body.decode(encoding, errors="replace").encode("utf-8")
+
+
 def normalize_newlines(text: str) -> str:
     """CRLF and lone CR to LF, as HTML and Markdown parsers do, so line numbers agree with editors."""
     if "\r" not in text:
