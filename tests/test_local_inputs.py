@@ -179,6 +179,17 @@ async def test_an_href_that_is_an_e_mail_address_is_broken_with_a_hint(site: Sit
     ("mailto:a@example.org?to=b%40example.org&subject=hi", (Status.OK, "")),
     ("mailto:?subject=hi", (Status.BROKEN, "no address")),
     ("mailto:?to=nobody", (Status.BROKEN, "invalid address 'nobody'")),
+    # internationalised (RFC 6531), quoted, and address literals; a host with no dot is still refused
+    ("mailto:info@münchen.de", (Status.OK, "")),
+    ("mailto:info@xn--mnchen-3ya.de", (Status.OK, "")),
+    ("mailto:jos%C3%A9@example.org", (Status.OK, "")),
+    ("mailto:%22john%20doe%22@example.org", (Status.OK, "")),
+    ("mailto:postmaster@[192.0.2.1]", (Status.OK, "")),
+    ("mailto:postmaster@[IPv6:2001:db8::1]", (Status.OK, "")),
+    ("mailto:john%20doe@example.org", (Status.BROKEN, "invalid address 'john doe@example.org'")),
+    ("mailto:a@b_c.example", (Status.BROKEN, "invalid address 'a@b_c.example'")),
+    ("mailto:a.@example.org", (Status.BROKEN, "invalid address 'a.@example.org'")),
+    ("mailto:user@localhost", (Status.BROKEN, "invalid address 'user@localhost'")),
 ])
 def test_mailto_addresses_are_read_from_the_path_and_the_to_fields(link: str, verdict: tuple[Status, str]) -> None:
     assert check_mailto(link) == verdict

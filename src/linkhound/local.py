@@ -10,10 +10,13 @@ from urllib.parse import quote_from_bytes, unquote, unquote_to_bytes, urlsplit
 
 from .status import Status
 
-# A practical address check (RFC 5322 dot-atom local part, a host with a dot or a literal).
+# A practical address check: a dot-atom or quoted local part (RFC 5322; non-ASCII allowed, RFC 6531), then a
+# host with a dot (its labels in any script: an internationalised domain as written) or an address literal.
+_ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\u0080-\U0010ffff-]"
+_LABEL = r"[^\W_](?:(?:[^\W_]|-){0,61}[^\W_])?"
 _MAILBOX = re.compile(
-    r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z0-9-]{2,63}"
+    rf'(?:{_ATEXT}+(?:\.{_ATEXT}+)*|"(?:[^"\\\r\n]|\\.)+")'
+    rf"@(?:(?:{_LABEL}\.)+(?:[^\W_]|-){{2,63}}|\[(?:\d{{1,3}}(?:\.\d{{1,3}}){{3}}|IPv6:[0-9A-Fa-f:.]+)\])"
 )
 
 
