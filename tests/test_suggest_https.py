@@ -80,6 +80,28 @@ async def test_https_twins_that_answer_the_same_are_suggested(twins: tuple[Site,
     assert secure.hits("/moved") == 0
 
 
+async def test_a_link_moved_for_good_to_its_twin_is_suggested_with_the_https_flag_alone(
+        twins: tuple[Site, Site], tmp_path: Path) -> None:
+    # the commonest case: the site sends every http:// URL to its https:// twin (the redirect says it: no request)
+    plain, secure = twins
+    _pages(plain, secure)
+    plain.redirect("/up", f"{secure.base}/same", 301)
+    plain.redirect("/same-up", f"{secure.base}/same-up", 308)
+    plain.redirect("/for-now", f"{secure.base}/for-now", 302)
+    secure.page("/same-up", "up", headers={"Connection": "close"})
+    secure.page("/for-now", "now", headers={"Connection": "close"})
+    doc = tmp_path / "doc.md"
+    doc.write_text("".join(f"- <{plain.base}{p}>\n" for p in ("/same", "/same-up", "/up", "/for-now")))
+    report = await linkhound.check([str(doc)], suggest_https=True)
+    got = {s.url.removeprefix(plain.base): (s.kind, s.replacement, s.reason) for s in report.suggestions}
+    assert got == {
+        "/same": (HTTPS, f"{secure.base}/same", "https:// answers the same"),
+        "/same-up": (HTTPS, f"{secure.base}/same-up", "moved permanently to https:// (308)"),
+        "/for-now": (HTTPS, f"{secure.base}/for-now", "https:// answers the same"),  # a 302: its twin asked
+    }  # /up moved to another page: not its twin, which is asked and answers otherwise (no such page)
+    assert secure.hits("/same-up") == 1 and secure.hits("/for-now") == 2 and secure.hits("/up") == 1
+
+
 async def test_no_twin_is_asked_without_the_flag(twins: tuple[Site, Site], tmp_path: Path) -> None:
     plain, secure = twins
     _pages(plain, secure)

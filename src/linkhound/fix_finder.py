@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from .checker import HttpChecker
 from .host_pool import HostPool
 from .status import Status
-from .suggestions import HTTPS, Suggestion, https_twin, moved, moved_to, same_answer
+from .suggestions import HTTPS, Suggestion, https_twin, moved, moved_to, place, same_answer
 from .summary import Report
 from .types import Result
 from .urls import host_of
@@ -23,15 +23,26 @@ async def with_suggestions(report: Report, fixes: bool, https: bool, checker: Ht
                            concurrency: int) -> Report:
     found = moved(report.results) if fixes else []
     if https:
-        found += await _https_twins(report.results, checker, pool, concurrency)
+        found += await _https_twins(report.results, checker, pool, concurrency, moved_said=fixes)
     return dataclasses.replace(report, suggestions=tuple(sorted(found, key=lambda s: (s.url, s.kind))))
 
 
 async def _https_twins(results: Sequence[Result], checker: HttpChecker, pool: HostPool,
-                       concurrency: int) -> list[Suggestion]:
-    """One request per fine http:// link (not one that moved for good: that suggestion says more)."""
-    asked = [(r, twin) for r in results
-             if r.status is Status.OK and "#" not in r.url and moved_to(r) is None and (twin := https_twin(r.url))]
+                       concurrency: int, moved_said: bool) -> list[Suggestion]:
+    """One request per fine http:// link, but none for a link that moved for good: with --suggest-fixes, its
+    own suggestion says more; to its twin, the redirect already said it."""
+    asked, known = [], []
+    for r in results:
+        if r.status is not Status.OK or "#" in r.url or (twin := https_twin(r.url)) is None:
+            continue
+        end = moved_to(r)
+        if end is not None and moved_said:
+            continue
+        if end is not None and place(end[0]) == place(twin):
+            reason = f"moved permanently to https:// ({', '.join(map(str, end[1]))})"
+            known.append(Suggestion(r.url, twin, HTTPS, reason, tuple(r.references)))
+        else:
+            asked.append((r, twin))
     gate = asyncio.Semaphore(concurrency)
 
     async def ask(result: Result, twin: str) -> Suggestion | None:
@@ -49,4 +60,4 @@ async def _https_twins(results: Sequence[Result], checker: HttpChecker, pool: Ho
         return Suggestion(result.url, twin, HTTPS, "https:// answers the same", tuple(result.references))
 
     answers = await asyncio.gather(*(ask(r, twin) for r, twin in asked))
-    return [s for s in answers if s is not None]
+    return known + [s for s in answers if s is not None]

@@ -75,11 +75,12 @@ def same_answer(http: Result, https: Result) -> bool:
     "the same"). Ends are compared without their scheme and default port."""
     if not (http.is_ok and https.is_ok) or http.code != https.code:
         return False
-    return _place(http.redirects[-1] if http.redirects else http.url) == _place(
+    return place(http.redirects[-1] if http.redirects else http.url) == place(
         https.redirects[-1] if https.redirects else https.url)
 
 
-def _place(url: str) -> str:
+def place(url: str) -> str:
+    """Where url points, scheme and default port left out: the same place on http:// and https://."""
     without = url.split("://", 1)[-1]
     host, sep, path = without.partition("/")
     host = host.removesuffix(":80").removesuffix(":443").lower()
