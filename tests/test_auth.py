@@ -111,6 +111,28 @@ async def test_cookie_jar_is_read_at_start_and_written_at_end(site: Site, tmp_pa
     assert again.headers.get("Cookie") == "session=s-1"
 
 
+async def test_a_cookie_jar_names_a_host_without_a_dot_as_curl_does(site: Site, tmp_path: Path) -> None:
+    # http.cookiejar calls such a host "localhost.local": curl's jar line for "localhost" was never sent
+    async def login(request: web.Request) -> web.StreamResponse:
+        resp = web.Response(text="in")
+        resp.set_cookie("fresh", "f-2", max_age=3600, path="/")
+        return resp
+
+    site.handler("/login", login)  # type: ignore[arg-type]
+    site.page("/members", "members")
+    local = f"http://localhost:{site.base.rsplit(':', 1)[1]}"
+    jar = tmp_path / "jar.txt"
+    jar.write_text("# Netscape HTTP Cookie File\nlocalhost\tFALSE\t/\tFALSE\t0\tsid\tv1\n"
+                   "#HttpOnly_localhost\tFALSE\t/\tFALSE\t0\thidden\th1\n")
+    await linkhound.check([f"{local}/members"], cookie_jar=str(jar))
+    (members,) = site.requests
+    assert sorted(members.headers.get("Cookie", "").split("; ")) == ["hidden=h1", "sid=v1"]
+    await linkhound.check([f"{local}/login"], cookie_jar=str(jar))
+    lines = [line.split("\t") for line in jar.read_text().splitlines() if "\t" in line]
+    assert sorted((line[0], line[5]) for line in lines) == [
+        ("#HttpOnly_localhost", "hidden"), ("localhost", "fresh"), ("localhost", "sid")]
+
+
 async def test_unreadable_cookie_jar_is_a_usage_error(tmp_path: Path) -> None:
     jar = tmp_path / "jar.txt"
     jar.write_text("not a cookies file\n")

@@ -34,6 +34,7 @@ class Cookies:
         self.path = path
         self._made: http.cookiejar.MozillaCookieJar | None = None
         self.any = False  # whether the jar ever held a cookie: len(jar) walks every cookie, per request
+        self._local_names: set[str] = set()  # names http.cookiejar gave hosts with no dot (localhost.local)
 
     @property
     def _jar(self) -> http.cookiejar.MozillaCookieJar:
@@ -63,16 +64,30 @@ class Cookies:
         for cookie in self._jar:
             if cookie.expires == 0:  # curl writes session cookies with expiry 0
                 cookie.expires, cookie.discard = None, True
+            if _dotless(cookie.domain):  # curl's "localhost": http.cookiejar's own name for it is localhost.local
+                cookie.domain = self._local(cookie.domain)
         self._jar.clear_expired_cookies()
         self.any = len(self._jar) > 0
 
     def save(self) -> None:
         if self.path is None:
             return
+        named = [c for c in self._jar if c.domain in self._local_names]
+        for cookie in named:  # written as curl and browsers name the host: localhost, not localhost.local
+            cookie.domain = cookie.domain.removesuffix(".local")
         try:
             self._jar.save(self.path, ignore_discard=True)
         except OSError as e:
             raise OptionError("cookie_jar", f"{self.path}: can't write: {_why(e)}") from None
+        finally:
+            for cookie in named:
+                cookie.domain += ".local"
+
+    def _local(self, host: str) -> str:
+        """http.cookiejar's name for a host with no dot (localhost.local), which it matches requests to it by."""
+        name = f"{host}.local"
+        self._local_names.add(name)
+        return name
 
     def header(self, url: str) -> str | None:
         """The Cookie header for a request to url, or None."""
@@ -89,11 +104,20 @@ class Cookies:
         if set_cookies:
             import urllib.request
 
+            host = urllib.request.Request(url).host.rsplit(":", 1)[0]
+            if _dotless(host):  # its cookies are kept for host.local (the jar file names it host again)
+                self._local(host.lower())
             self._jar.extract_cookies(_Headers(set_cookies), urllib.request.Request(url))  # type: ignore[arg-type]
             self.any = self.any or len(self._jar) > 0
 
     def __len__(self) -> int:
         return len(self._made) if self._made is not None else 0
+
+
+def _dotless(domain: str) -> bool:
+    """A host name with no dot (localhost, an intranet name), which http.cookiejar calls name.local."""
+    name = domain.lstrip(".")
+    return bool(name) and "." not in name and ":" not in name and not name.startswith("[")
 
 
 def _why(e: BaseException) -> str:
