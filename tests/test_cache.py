@@ -89,6 +89,27 @@ async def test_fresh_results_are_reused_without_a_request_and_failures_are_not(s
     assert not fourth[site.url("/missing")].cached and site.hits("/missing") == 1
 
 
+async def test_a_redirect_to_a_url_linked_on_its_own_is_cached_with_its_ends_result(site: Site,
+                                                                                     tmp_path: Path) -> None:
+    # /old's result is /new's, passed on when /new has one (no second request for /new): cached once it is
+    cache = tmp_path / "cache.sqlite"
+    site.page("/", html("/new", "/old", "/old-gone"))
+    site.redirect("/old", "/new")
+    site.redirect("/old-gone", "/gone")
+    site.page("/new", "fine")
+    site.page("/gone", "no", status=404)
+    first = by_url(await check(site, cache, "/", cache_errors=True))
+    assert site.hits("/old") == 1 and site.hits("/new") == 1
+    site.requests.clear()
+
+    again = by_url(await check(site, cache, "/", cache_errors=True))
+    assert site.asked() == ["/"]  # every link from the cache, the redirects too
+    for path in ("/old", "/old-gone"):
+        r, before = again[site.url(path)], first[site.url(path)]
+        assert r.cached and (r.status, r.code, r.redirects) == (before.status, before.code, before.redirects)
+    assert again[site.url("/old-gone")].status is Status.BROKEN
+
+
 async def test_an_expired_entry_is_revalidated_and_a_304_renews_it(site: Site, tmp_path: Path) -> None:
     cache = tmp_path / "cache.sqlite"
     etag = versioned(site, "/etag", "e")

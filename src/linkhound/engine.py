@@ -160,6 +160,8 @@ class Engine:
                 async with self._client:
                     await self._checked_all(inputs)
                     await self._fetcher.close()
+                    if self._cache is not None:
+                        self._fetcher.cache_redirects(self._ledger)
                     report = await self.with_certificates(self._report(time.monotonic() - started))
                     s = self.settings
                     if (s.suggest_fixes or s.suggest_https) and not self._stopping:

@@ -25,6 +25,7 @@ from .urls import canonical_key, host_of
 
 if TYPE_CHECKING:
     from .cache import ResultCache
+    from .ledger import Ledger
     from .robots import Robots
 
 # Enum members read once: on Python 3.11 every Plan.X and Status.X goes through EnumType's __getattr__ hook
@@ -124,6 +125,7 @@ class Fetcher:
         self._known = known
         self._checker = checker
         self._cache = cache
+        self._to_cache: list[str] = []  # keys of redirects whose result comes from their end's: cached at the end
         self._parser = parser
         self._pool = pool
         self._robots = robots
@@ -205,7 +207,9 @@ class Fetcher:
                                                       outcome.elapsed, claim.depth, r.content_type, (), False,
                                                       outcome.redirect_codes))
             response = outcome.response
-            if self._cache is not None and not outcome.same_as:  # (a redirect to a known URL: its result comes later)
+            if self._cache is not None and outcome.same_as:  # (a redirect to a known URL: its result comes later)
+                self._to_cache.append(claim.key)
+            if self._cache is not None and not outcome.same_as:
                 if entry is not None and validators and outcome.code == 304 and response is not None:
                     self._cache.renew(claim.key, claim.url, entry, response.headers)  # unchanged: good for longer
                     result = entry.result(claim.url, claim.depth, cached=False)
@@ -225,6 +229,18 @@ class Fetcher:
         finally:
             if self._reached_by:
                 self._release(outcome)
+
+    def cache_redirects(self, ledger: Ledger) -> None:
+        """Once the run is over: each redirect that reached a URL checked on its own is cached with the result
+        its end passed on to it (the next run asks neither while both are fresh)."""
+        assert self._cache is not None
+        for key in self._to_cache:
+            target = ledger.get(key)
+            if target is not None and target.result is not None and target.result.redirects:
+                # (its end's may have been a cached answer: the redirect's own hop was asked now)
+                result = dataclasses.replace(target.result, cached=False)
+                self._cache.put(key, result, None, target.anchors)
+        self._to_cache.clear()
 
     def _known_or_kept(self, url: str) -> bool:
         """Whether the run checks url on its own (known()), a redirect already ended there (kept here), or another
