@@ -3,7 +3,9 @@ where inputs were named, --files-from errors, --dump and --dump-inputs."""
 
 from __future__ import annotations
 
+import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +95,24 @@ def test_output_to_a_named_pipe_is_opened_once(tmp_path: Path) -> None:
     r = run("--no-progress", "a.md", "-o", "fifo", cwd=tmp_path)
     out, _ = reader.communicate(timeout=HANG_GUARD)
     assert r.returncode == 2 and "gone.md" in out
+
+
+def test_ctrl_c_while_an_unbuffered_report_goes_to_a_slow_pipe_loses_none_of_it(tmp_path: Path) -> None:
+    # python -u (PYTHONUNBUFFERED): a write the signal cut short lost the rest of it, unseen
+    doc = tmp_path / "many.md"
+    doc.write_text("".join(f"[l{i}](x{i}.md)\n" for i in range(20000)))
+    proc = subprocess.Popen([sys.executable, "-m", "linkhound", "--no-progress", "-f", "json", str(doc)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, "PYTHONUNBUFFERED": "1"})
+    assert proc.stdout is not None and proc.stderr is not None
+    with proc.stdout, proc.stderr:
+        chunks = [proc.stdout.read(1)]  # the report has begun, and fills the pipe while nothing more is read
+        proc.send_signal(signal.SIGINT)
+        while chunk := proc.stdout.read(1 << 16):
+            chunks.append(chunk)
+        err = proc.stderr.read().decode()
+    assert proc.wait(HANG_GUARD) == 2, err  # (the run was over: broken links, not an interrupted run)
+    assert len(json.loads(b"".join(chunks))["results"]) == 20000
+    assert err.startswith("linkhound: writing the report (Ctrl+C again to quit now)\n"), err
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="a device that is always full")

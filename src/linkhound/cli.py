@@ -75,6 +75,7 @@ def entry() -> NoReturn:
     from .loop import fewer_collections
 
     with fewer_collections():  # (never left: restoring the thresholds would set off a full pass on the way out)
+        _whole_writes()
         try:
             code = main()
         except KeyboardInterrupt:  # Ctrl+C before the run took it over (reading stdin, walking a folder)
@@ -84,6 +85,18 @@ def entry() -> NoReturn:
             with contextlib.suppress(Exception):
                 stream.flush()
         os._exit(code)
+
+
+def _whole_writes() -> None:
+    """Under PYTHONUNBUFFERED (python -u), stdout writes straight to its file: a write a signal cuts short (Ctrl+C
+    while a long report goes to a slow pipe) loses the rest of it unseen. A buffered writer writes all of it;
+    flushed at each line, the output still comes as it is made."""
+    import io
+
+    out = sys.stdout
+    if isinstance(getattr(out, "buffer", None), io.FileIO):
+        sys.stdout = io.TextIOWrapper(io.BufferedWriter(out.buffer), encoding=out.encoding, errors=out.errors,
+                                      line_buffering=True, write_through=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -218,10 +231,12 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
     from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, use_color
     from .status import Status
 
-    terminated = _install_signals(run, progress)
+    over: list[bool] = []
+    terminated = _install_signals(run, progress, over)
     with progress:
         progress.attach(run)
         report = await run.report()
+    over.append(True)
     if report.summary.interrupted:
         why = "SIGTERM" if terminated else "Ctrl+C"
         print(f"linkhound: interrupted: the report covers what was checked before {why}", file=sys.stderr)
@@ -280,10 +295,11 @@ def _crawl_seeds(report: Report) -> bool:
     return any(ref.element in ("input", "loc") for result in report.results for ref in result.references)
 
 
-def _install_signals(run: Run, progress: Progress) -> list[bool]:
+def _install_signals(run: Run, progress: Progress, over: list[bool]) -> list[bool]:
     """Ctrl+C once, or SIGTERM (timeout, docker stop, a cancelled CI job): take no new work and report what was
     checked. Ctrl+C twice: exit now. After SIGTERM, requests still in flight get SIGTERM_GRACE seconds.
-    Returns a flag list that says whether SIGTERM came."""
+    over holds True once the run is over (its report being written). Returns a flag list that says whether
+    SIGTERM came."""
     import asyncio
     import signal
 
@@ -300,7 +316,8 @@ def _install_signals(run: Run, progress: Progress) -> list[bool]:
             run.kill()
             os._exit(EXIT_INTERRUPTED)
         progress.stop()
-        print("linkhound: stopping: finishing requests in flight (Ctrl+C again to quit now)", file=sys.stderr)
+        doing = "writing the report" if over else "stopping: finishing requests in flight"
+        print(f"linkhound: {doing} (Ctrl+C again to quit now)", file=sys.stderr)
         run.stop()
 
     def on_sigterm() -> None:
