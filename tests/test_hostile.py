@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
+import struct
 import zlib
 
 import pytest
@@ -177,3 +179,43 @@ async def test_an_endless_body_is_cut_or_dropped_never_drained(site: Site) -> No
     assert [w for w in report.summary.warnings if "body cut" in w] == [
         f"{site.url('/endless.html')}: body cut at --max-body-size; links and anchors after it not read"
     ]
+
+
+@pytest.mark.parametrize("client", ["native", "reqwest", "aiohttp"])
+async def test_a_kept_alive_connection_the_server_resets_is_asked_again_on_a_new_one(client: str) -> None:
+    # each connection answers once; asked again, it is reset (a server that dropped its idle connections).
+    # Four pages at once leave four such connections in the pool: a retry from the pool met another of them
+    asked: list[tuple[int, str]] = []
+    connections = iter(range(1_000))
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        me = next(connections)
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            head = await reader.readuntil(b"\r\n\r\n")
+            method, path = head.split(b" ", 2)[:2]
+            asked.append((me, path.decode()))
+            body = b"".join(b'<a href="/p%d">p</a>' % i for i in range(4)) if path == b"/" else \
+                b'<a href="/leaf%s">l</a>' % path[2:] if path.startswith(b"/p") else b"leaf"
+            if path.startswith(b"/p"):
+                await asyncio.sleep(0.1)  # (the four pages at once: four connections)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n%s"
+                         % (len(body), b"" if method == b"HEAD" else body))
+            await writer.drain()
+            await reader.readuntil(b"\r\n\r\n")  # asked again on this connection: reset it
+            asked.append((me, "reset"))
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        report = await linkhound.check([f"http://127.0.0.1:{port}/"], recursive=True, robots=False,
+                                       http_client=client, max_retries=0)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert {r.url.rsplit("/", 1)[1]: r.status for r in report.results} == {
+        "": Status.OK, **{f"p{i}": Status.OK for i in range(4)}, **{f"leaf{i}": Status.OK for i in range(4)}}
+    answered = [path for _, path in asked if path != "reset"]
+    assert sorted(answered) == sorted(["/", *(f"/p{i}" for i in range(4)), *(f"/leaf{i}" for i in range(4))])

@@ -14,7 +14,7 @@ from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
 from .filters import AddressExcluded, AddressFilter, parse_ip
-from .transport import DRAIN_LIMIT, ClientOptions, NetworkError
+from .transport import DRAIN_LIMIT, STALE, ClientOptions, NetworkError
 
 
 class ExcludingResolver(AbstractResolver):
@@ -115,20 +115,25 @@ class AiohttpTransport:
         self._proxy_for = proxy_for
         self._proxy_hosts = proxy_hosts
         self._session: aiohttp.ClientSession | None = None
+        self._unpooled: aiohttp.ClientSession | None = None  # (made on first need: see send)
         self._resolver: AbstractResolver | None = None
 
     async def open(self) -> None:
+        if self._options.addresses.active:
+            self._resolver = ExcludingResolver(self._options.addresses, self._proxy_hosts)
+        self._session = self._make_session(pooled=True)
+
+    def _make_session(self, pooled: bool) -> aiohttp.ClientSession:
         o = self._options
-        if o.addresses.active:
-            self._resolver = ExcludingResolver(o.addresses, self._proxy_hosts)
         connector = aiohttp.TCPConnector(
             limit=o.max_connections,
             limit_per_host=0,  # the HostPool caps each host
             ttl_dns_cache=300,
             ssl=False if o.insecure else ssl.create_default_context(),
             resolver=self._resolver,
+            force_close=not pooled,
         )
-        self._session = aiohttp.ClientSession(
+        session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=o.timeout),
             headers=o.plain_headers,
@@ -136,11 +141,17 @@ class AiohttpTransport:
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are decided per hop, by the client
             max_field_size=16 * 1024,
         )
+        # aiohttp (3.11 on) sends a request again once when its connection drops, on whatever connection the
+        # pool gives, maybe another stale one; send() asks again on a new one instead: twice in all, not four
+        if hasattr(session, "_retry_connection"):
+            session._retry_connection = False
+        return session
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in (self._session, self._unpooled):
+            if session is not None:
+                await session.close()
+        self._session = self._unpooled = None
         if self._resolver is not None:
             await self._resolver.close()
             self._resolver = None
@@ -148,7 +159,20 @@ class AiohttpTransport:
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> AiohttpHop:
         assert self._session is not None, "transport used before open()"
         try:
-            resp = await self._session.request(
+            return await self._send(self._session, method, url, headers)
+        except NetworkError as e:
+            if not e.transient or e.reason not in STALE:
+                raise
+        # A kept-alive connection the server had closed or reset: asked again once on a new connection (from
+        # the pool, another stale one could come)
+        if self._unpooled is None:
+            self._unpooled = self._make_session(pooled=False)
+        return await self._send(self._unpooled, method, url, headers)
+
+    async def _send(self, session: aiohttp.ClientSession, method: str, url: str,
+                    headers: Mapping[str, str] | None) -> AiohttpHop:
+        try:
+            resp = await session.request(
                 method,
                 # already serialized by the WHATWG parser, as a browser sends it: yarl needn't encode it again
                 yarl.URL(url, encoded=True),

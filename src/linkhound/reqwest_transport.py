@@ -14,7 +14,7 @@ from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
-from .transport import DRAIN_LIMIT, ClientOptions, NetworkError
+from .transport import DRAIN_LIMIT, STALE, ClientOptions, NetworkError
 
 _CHUNK = 256 * 1024
 
@@ -91,8 +91,12 @@ class ReqwestTransport:
         self._options = options
         self._proxy_for = proxy_for
         self._client: Client | None = None
+        self._unpooled: Client | None = None  # (made on first need: see send)
 
     async def open(self) -> None:
+        self._client = self._build(self._options.max_connections)
+
+    def _build(self, idle_per_host: int) -> Client:
         o = self._options
         builder = (
             ClientBuilder()
@@ -101,23 +105,36 @@ class ReqwestTransport:
             .default_headers(o.plain_headers)
             .timeout(timedelta(seconds=o.timeout))
             .danger_accept_invalid_certs(o.insecure)
-            .pool_max_idle_per_host(o.max_connections)
+            .pool_max_idle_per_host(idle_per_host)
             .no_proxy()
         )
         proxy_for = self._proxy_for
         if proxy_for is not None:
             builder = builder.proxy(ProxyBuilder.custom(lambda url: proxy_for(str(url))))
-        self._client = builder.build()
+        return builder.build()
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        for client in (self._client, self._unpooled):
+            if client is not None:
+                await client.close()
+        self._client = self._unpooled = None
 
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
         assert self._client is not None, "transport used before open()"
         try:
-            builder = self._client.request(method, url)
+            return await self._send(self._client, method, url, headers)
+        except NetworkError as e:
+            if not e.transient or e.reason not in STALE:
+                raise
+        # A kept-alive connection the server had closed or reset (it may not say so until asked): asked again
+        # once on a new connection, as the other clients do. From the pool, another stale one could come.
+        if self._unpooled is None:
+            self._unpooled = self._build(0)
+        return await self._send(self._unpooled, method, url, headers)
+
+    async def _send(self, client: Client, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
+        try:
+            builder = client.request(method, url)
             if headers:
                 builder = builder.headers(dict(headers.items()))
             if method == "HEAD":  # no body to stream: one round trip through the runtime, not two

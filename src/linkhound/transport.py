@@ -18,6 +18,11 @@ DRAIN_LIMIT = 64 * 1024
 CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 
+# What a kept-alive connection the server has since closed or reset says when asked again (a transport asks
+# once more on a new connection)
+STALE = frozenset({"connection reset", "server closed the connection"})
+
+
 class NetworkError(Exception):
     """A request that got no answer: refused, reset, DNS, TLS, a malformed reply. `reason` is one clear line;
     `transient` says whether asking again may help (a reset may; a refused connection or failed lookup won't)."""
