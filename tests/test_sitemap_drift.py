@@ -195,6 +195,22 @@ async def test_a_page_linked_beyond_max_depth_is_reached_not_orphaned(site: Site
     assert site.hits("/2", "GET") == 0 and site.hits("/3", "GET") == 0  # listing them crawls nothing more
 
 
+async def test_a_seed_folder_listed_without_its_slash_is_listed(site: Site) -> None:
+    """/docs is outside the scope of a crawl seeded at /docs/, but it is the same page: it counts."""
+    site.page("/docs/", html("/docs/a", "/docs/b"))
+    site.page("/docs/a", html())
+    site.page("/docs/b", html())
+    site.redirect("/docs", "/docs/")
+    site.page("/sitemap.xml", urlset(site.url("/docs"), site.url("/docs/a")), content_type="application/xml")
+    report = await linkhound.check([site.url("/docs/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.listed == 2
+    assert drift.orphans == ()
+    assert drift.unlisted == (site.url("/docs/b"),)
+    assert drift.redirected == ((site.url("/docs"), site.url("/docs/")),)
+
+
 @pytest.mark.parametrize("concurrency", [1, 16])
 async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
     site: Site, tmp_path: Path, concurrency: int

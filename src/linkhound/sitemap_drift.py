@@ -62,6 +62,16 @@ def drift_key(key: str) -> str:
     return head + query
 
 
+def _counted(url: str, in_scope: Callable[[str], bool]) -> bool:
+    """Whether a listed URL counts: in the crawl's scope, or its twin with a trailing slash is (/docs is one page
+    with /docs/, yet outside the scope of a crawl seeded at /docs/)."""
+    if in_scope(url):
+        return True
+    path_end = url.find("?")
+    head, query = (url, "") if path_end < 0 else (url[:path_end], url[path_end:])
+    return not head.endswith("/") and in_scope(head + "/" + query)
+
+
 def http_fetch(client: HttpClient, pool: HostPool) -> Fetch:
     """GET with the run's client, within the host's limits (rate, concurrency) like every other request (the
     pool tells the crawl's scheduler when the slot is given back)."""
@@ -192,7 +202,7 @@ class DriftCheck:
         links (not crawled: their own links would blur what the crawl reaches)."""
         assert self._task is not None
         self._listing = listing = await self._task
-        entries = [e for e in listing.entries if scope.contains(e.url)]
+        entries = [e for e in listing.entries if _counted(e.url, scope.contains)]
         sitemaps = set(listing.sitemaps)
         self._reached = {key for key in await known([e.key for e in entries]) if _linked(ledger, key, sitemaps)}
         for e in entries:
@@ -235,12 +245,11 @@ def compare(
     """Pure: the drift between what the sitemaps list (in scope) and what the crawl reached (reached(key): the
     crawl met a link to it before the sitemap was looked at) or crawled (ok HTML pages)."""
     pages = {drift_key(canonical_key(c.url)): c.url for c in crawled if in_scope(c.url) and _is_html_page(c.result)}
+    entries = [e for e in listing.entries if _counted(e.url, in_scope)]
     listed: set[str] = set()
     orphans: list[str] = []
     redirected: list[tuple[str, str]] = []
-    for entry in listing.entries:
-        if not in_scope(entry.url):
-            continue
+    for entry in entries:
         listed.add(drift_key(entry.key))
         result = result_of(entry.key)
         end = result.redirects[-1] if result is not None and result.redirects else None
@@ -254,7 +263,7 @@ def compare(
     # with no sitemap read, every page would be "unlisted": the problems say why instead
     unlisted = sorted(url for key, url in pages.items() if key not in listed) if listing.sitemaps else []
     return SitemapDrift(
-        listing.sitemaps, len({drift_key(e.key) for e in listing.entries if in_scope(e.url)}), tuple(sorted(orphans)),
+        listing.sitemaps, len({drift_key(e.key) for e in entries}), tuple(sorted(orphans)),
         tuple(unlisted), tuple(sorted(redirected)), listing.problems,
     )
 
