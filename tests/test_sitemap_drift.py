@@ -179,6 +179,48 @@ async def test_missing_sitemap_is_a_problem_not_a_list_of_every_page(site: Site)
     assert site.hits("/sitemap.xml") == 1
 
 
+async def test_one_sitemap_of_an_index_unread_calls_no_page_unlisted(site: Site) -> None:
+    site.page("/", html("/a", "/b"))
+    site.page("/a", html())
+    site.page("/b", html())  # listed by /s2.xml, which can't be read
+    site.page("/sitemap.xml", '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+              f"<sitemap><loc>{site.url('/s1.xml')}</loc></sitemap><sitemap><loc>{site.url('/s2.xml')}</loc></sitemap>"
+              "</sitemapindex>", content_type="application/xml")
+    site.page("/s1.xml", urlset(site.url("/"), site.url("/a"), site.url("/lost")), content_type="application/xml")
+    site.page("/lost", html())
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.sitemaps == (site.url("/sitemap.xml"), site.url("/s1.xml"))
+    assert drift.problems == (f"{site.url('/s2.xml')}: answered 404",)
+    assert drift.unlisted == ()
+    assert drift.orphans == (site.url("/lost"),)  # what was read is still compared
+    assert site.hits("/s2.xml") == 1
+
+
+async def test_more_sitemaps_than_are_read_call_no_page_unlisted(site: Site) -> None:
+    site.page("/", html("/a", "/b"))
+    site.page("/a", html())
+    site.page("/b", html())  # listed by the last sitemap of the index, past the 1,000 read
+    maps = [site.url(f"/m/{i}.xml") for i in range(1001)]
+    site.page("/sitemap.xml", '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+              + "".join(f"<sitemap><loc>{m}</loc></sitemap>" for m in maps) + "</sitemapindex>",
+              content_type="application/xml")
+
+    async def one(request: web.Request) -> web.StreamResponse:
+        listed = site.url("/b" if request.path == "/m/1000.xml" else "/a")
+        return web.Response(text=urlset(site.url("/"), listed), content_type="application/xml")
+
+    site.prefixes["/m/"] = one
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert len(drift.sitemaps) == 1000
+    assert drift.problems == ("more than 1000 sitemaps: the rest not read",)
+    assert drift.unlisted == ()
+    assert site.hits("/m/998.xml") == 1 and site.hits("/m/999.xml") == 0
+
+
 async def test_a_page_linked_beyond_max_depth_is_reached_not_orphaned(site: Site) -> None:
     site.page("/", html("/1"))
     site.page("/1", html("/2"))

@@ -260,8 +260,9 @@ def compare(
             continue
         if end is None or drift_key(canonical_key(end)) not in pages:
             orphans.append(entry.url)
-    # with no sitemap read, every page would be "unlisted": the problems say why instead
-    unlisted = sorted(url for key, url in pages.items() if key not in listed) if listing.sitemaps else []
+    # a sitemap not read (or not whole) may list any page: none is called unlisted, the problems say why
+    whole = listing.sitemaps and not listing.problems
+    unlisted = sorted(url for key, url in pages.items() if key not in listed) if whole else []
     return SitemapDrift(
         listing.sitemaps, len({drift_key(e.key) for e in entries}), tuple(sorted(orphans)),
         tuple(unlisted), tuple(sorted(redirected)), listing.problems,
