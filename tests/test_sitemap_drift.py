@@ -221,6 +221,26 @@ async def test_more_sitemaps_than_are_read_call_no_page_unlisted(site: Site) -> 
     assert site.hits("/m/998.xml") == 1 and site.hits("/m/999.xml") == 0
 
 
+async def test_a_sitemap_cut_at_max_body_size_is_a_problem_and_calls_no_page_unlisted(site: Site) -> None:
+    paths = [f"/p{i}" for i in range(6)]
+    site.page("/", html(*paths))
+    for path in paths:
+        site.page(path, html())
+    locs = ["".join(f"<url><loc>{site.url(p)}</loc></url>" for p in part) for part in (["/", *paths[:3]], paths[3:])]
+    sitemap = ('<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+               f"{locs[0]}<!-- {'x' * 3000} -->{locs[1]}</urlset>")  # /p3 to /p5 listed past the cut
+    site.page("/sitemap.xml", sitemap, content_type="application/xml")
+    report = await linkhound.check([site.url("/")], recursive=True, sitemap_drift=True, max_body_size=2000)
+    drift = report.sitemap_drift
+    assert drift is not None
+    assert drift.problems == (
+        f"{site.url('/sitemap.xml')}: cut at --max-body-size 2000: the URLs it lists past that not read",)
+    assert drift.sitemaps == (site.url("/sitemap.xml"),)
+    assert drift.listed == 4  # those before the cut
+    assert drift.unlisted == () and drift.orphans == ()
+    assert report.summary.pages == 7  # the pages, small, are whole
+
+
 async def test_a_page_linked_beyond_max_depth_is_reached_not_orphaned(site: Site) -> None:
     site.page("/", html("/1"))
     site.page("/1", html("/2"))

@@ -118,7 +118,7 @@ class Engine:
         if s.sitemap_drift and s.recursive:
             from .sitemap_drift import DriftCheck, http_fetch
 
-            self._drift = DriftCheck(s.sitemap, http_fetch(self._client, self._pool), self._rules,
+            self._drift = DriftCheck(s.sitemap, http_fetch(self._client, self._pool, s.max_body_size), self._rules,
                                      robots.sitemaps if robots else None)
         self._guard = TrapGuard(s.max_path_variants)
         self._pages = PageLog()  # (with --state, the journal's pages are in the state's file)

@@ -23,7 +23,16 @@ MAX_SITEMAPS = 1000  # sitemaps read per run, an index's own included: an index 
 _HTML = ("text/html", "application/xhtml+xml")
 _CAPPED_POLL = 0.05  # seconds between asks while the host is at its concurrency cap
 
-Fetch = Callable[[str], Awaitable[tuple[int, bytes | None]]]  # url -> (status, body): the run's HTTP client
+
+class Answer(NamedTuple):
+    """A sitemap's (or robots.txt's) answer: its status and body, and the size the body was cut at (None: whole)."""
+
+    status: int
+    body: bytes | None
+    cut_at: int | None = None
+
+
+Fetch = Callable[[str], Awaitable[Answer]]  # url -> its answer: the run's HTTP client
 RobotsLines = Callable[[str], Awaitable[tuple[str, ...] | None]]  # url -> its robots.txt's Sitemap: lines
 
 
@@ -72,11 +81,12 @@ def _counted(url: str, in_scope: Callable[[str], bool]) -> bool:
     return not head.endswith("/") and in_scope(head + "/" + query)
 
 
-def http_fetch(client: HttpClient, pool: HostPool) -> Fetch:
+def http_fetch(client: HttpClient, pool: HostPool, max_body_size: int) -> Fetch:
     """GET with the run's client, within the host's limits (rate, concurrency) like every other request (the
-    pool tells the crawl's scheduler when the slot is given back)."""
+    pool tells the crawl's scheduler when the slot is given back), and its body cut at max_body_size as theirs
+    are (the client's own)."""
 
-    async def fetch(url: str) -> tuple[int, bytes | None]:
+    async def fetch(url: str) -> Answer:
         host = host_of(url)
         while (wait := pool.try_acquire(host)) != 0.0:
             await asyncio.sleep(_CAPPED_POLL if wait == math.inf else wait)
@@ -84,7 +94,7 @@ def http_fetch(client: HttpClient, pool: HostPool) -> Fetch:
             response = await client.fetch(url, "GET", lambda content_type: True)
         finally:
             pool.release(host)
-        return response.status, response.body
+        return Answer(response.status, response.body, max_body_size if response.truncated else None)
 
     return fetch
 
@@ -104,7 +114,7 @@ async def find_sitemaps(
                 continue
         else:
             try:
-                status, body = await fetch(origin + "/robots.txt")
+                status, body, _ = await fetch(origin + "/robots.txt")
             except Exception:  # unreachable: /sitemap.xml will say so
                 status, body = 0, None
             lines = tuple(robots_sitemaps(body)) if status < 400 and body else ()
@@ -128,8 +138,9 @@ async def read_listing(starts: Iterable[str], fetch: Fetch, rules: LinkRules, pr
             continue
         seen.add(sitemap)
         body, problem = await _body(sitemap, fetch)
-        if body is None:
+        if problem:
             problems.append(f"{sitemap}: {problem}")
+        if body is None:
             continue
         read.append(sitemap)
         links = extract_sitemap(body).links
@@ -150,17 +161,21 @@ async def read_listing(starts: Iterable[str], fetch: Fetch, rules: LinkRules, pr
 
 
 async def _body(sitemap: str, fetch: Fetch) -> tuple[bytes | None, str]:
+    """The sitemap's body (None: not read), and the problem met ("" for none). A body cut short is read as far
+    as it goes, and said so: the URLs it lists past the cut are not known."""
     if "://" not in sitemap:
         try:
             return Path(sitemap).read_bytes(), ""
         except OSError as e:
             return None, f"can't read: {e.strerror or e}"
     try:
-        status, body = await fetch(sitemap)
+        status, body, cut_at = await fetch(sitemap)
     except Exception as e:  # network errors, timeouts, redirect loops: the sitemap is not read
         return None, f"can't fetch: {e}"
     if status >= 400 or body is None:
         return None, f"answered {status}"
+    if cut_at is not None:
+        return body, f"cut at --max-body-size {cut_at}: the URLs it lists past that not read"
     return body, ""
 
 
