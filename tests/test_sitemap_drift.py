@@ -273,6 +273,45 @@ async def test_a_seed_folder_listed_without_its_slash_is_listed(site: Site) -> N
     assert drift.redirected == ((site.url("/docs"), site.url("/docs/")),)
 
 
+def chain(site: Site) -> None:
+    """/ -> /a -> /b -> /c -> /d; the sitemap lists / and /old, which redirects to /a."""
+    site.page("/", html("/a"))
+    site.page("/a", html("/b"))
+    site.page("/b", html("/c"))
+    site.page("/c", html("/d"))
+    site.page("/d", html())
+    site.redirect("/old", "/a")
+    site.page("/sitemap.xml", urlset(site.url("/"), site.url("/old")), content_type="application/xml")
+
+
+def seen(report: linkhound.Report) -> tuple[list[tuple[str, int]], dict[str, tuple[Status, int]]]:
+    """The pages crawled and every result, with their depths."""
+    return sorted((p.url, p.depth) for p in report.pages), {r.url: (r.status, r.depth) for r in report.results}
+
+
+@pytest.mark.parametrize("state", [False, True])
+async def test_a_listed_redirect_to_a_crawled_page_moves_no_depth_and_crawls_nothing(
+    site: Site, tmp_path: Path, state: bool
+) -> None:
+    """Checked once the crawl is over, /old reaches /a: /a keeps its depth (it went to 0, /b to 1, and with
+    --max-depth 1 /b was crawled and /c checked)."""
+    chain(site)
+    where = {"state": str(tmp_path / "plain")} if state else {}
+    plain_pages, plain = seen(await linkhound.check([site.url("/")], recursive=True, max_depth=1, **where))
+    site.requests.clear()
+    where = {"state": str(tmp_path / "drift")} if state else {}
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=1, sitemap_drift=True, **where)
+    pages, results = seen(report)
+    assert plain_pages == [(site.url("/"), 0), (site.url("/a"), 1)]
+    assert pages == plain_pages
+    assert results.pop(site.url("/old")) == (Status.OK, 0)  # the one URL the sitemap adds (shown at 0, as before)
+    assert results == plain
+    assert site.hits("/b", "GET") == 0 and site.hits("/c") == 0
+    assert report.sitemap_drift is not None
+    assert report.sitemap_drift.redirected == ((site.url("/old"), site.url("/a")),)
+    assert report.sitemap_drift.orphans == ()
+
+
 @pytest.mark.parametrize("concurrency", [1, 16])
 async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
     site: Site, tmp_path: Path, concurrency: int
@@ -329,6 +368,32 @@ async def test_a_distributed_crawl_reports_the_same_drift(site: Site, redis_url:
     assert drift["unlisted"] == list(single.sitemap_drift.unlisted)
     assert site.hits("/sitemap.xml") == 1  # read by the process that writes the report only
     assert site.hits("/orphan") == 1 and site.hits("/orphan-child") == 0
+
+
+async def test_a_listed_redirect_moves_no_depth_in_a_distributed_crawl(
+    site: Site, redis_url: str, tmp_path: Path
+) -> None:
+    """The same as in one process, with the crawl state in Redis and a worker that may be the one checking /old."""
+    chain(site)
+    plain_pages, plain = seen(await linkhound.check([site.url("/")], recursive=True, max_depth=1))
+    site.requests.clear()
+    worker = await _worker(redis_url, "chain")
+    out = tmp_path / "report.json"
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--max-depth", "1", "--sitemap-drift", "--redis", redis_url,
+        "--job", "chain", "--no-config", "--format", "json", "--output", str(out), site.url("/"),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 0, err
+    assert (await _finish(worker))[0] == 0
+    report = json.loads(out.read_text())
+    assert sorted((p["url"], p["depth"]) for p in report["pages"]) == plain_pages
+    results = {r["url"]: (Status(r["status"]), r["depth"]) for r in report["results"]}
+    assert results.pop(site.url("/old")) == (Status.OK, 0)
+    assert results == plain
+    assert site.hits("/b", "GET") == 0 and site.hits("/c") == 0
+    assert report["sitemap_drift"]["redirected"] == [{"url": site.url("/old"), "to": site.url("/a")}]
 
 
 def test_cli_without_a_crawl_is_a_one_line_usage_error(tmp_path: Path) -> None:

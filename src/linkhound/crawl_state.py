@@ -18,6 +18,11 @@ from collections.abc import Callable, Iterable
 from enum import Enum, IntEnum
 from typing import NamedTuple, Protocol
 
+# The depth of a URL no input leads to: a sitemap's orphan, checked once the crawl is over (--sitemap-drift). It
+# is deeper than any path, so by the rule that depths only fall nothing it reaches (its redirect's end: a page
+# the crawl knows) moves up because of it, and no plan rises: the crawl is the same with the orphans or without.
+UNREACHED = (1 << 30) - 1
+
 
 class Plan(IntEnum):
     """What a URL's request must do. Plans only rise."""

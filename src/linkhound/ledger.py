@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from sys import intern
 from typing import Any, Protocol
 
+from .crawl_state import UNREACHED
 from .fragments import Anchors
 from .references import Ids, Refs, RefStore, ids
 from .status import Status
@@ -403,7 +404,10 @@ def _with_url(r: Result, url: str) -> Result:
 
 
 def with_refs(r: Result, references: Sequence[Reference], depth: int | None = None) -> Result:
-    """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL."""
+    """dataclasses.replace(r, references=..., depth=...), spelled out: a third of the cost, once per URL. A URL
+    no input leads to (a sitemap's orphan) is shown at depth 0, as the entries of a sitemap given as input are."""
     depth = r.depth if depth is None else depth
+    if depth == UNREACHED:
+        depth = 0
     return Result(r.url, r.status, r.code, r.reason, r.redirects, r.elapsed, depth, r.content_type, references,
                   r.cached, r.redirect_codes)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .client import HttpClient
+from .crawl_state import UNREACHED
 from .extract.sitemap import extract_sitemap, robots_sitemaps
 from .host_pool import HostPool
 from .ledger import Ledger, reference
@@ -223,8 +224,8 @@ class DriftCheck:
         for e in entries:
             if e.key in self._reached:
                 ledger.refer(e.key, e.url, reference(e.sitemap, e.raw))
-            else:  # depth 0, like a sitemap's entries given as input; new keys, so no crawled depth moves
-                await add(e.sitemap, [(e.raw, e.resolved)], 0)
+            else:  # no input leads to it: its redirect to a crawled page moves no depth and crawls nothing more
+                await add(e.sitemap, [(e.raw, e.resolved)], UNREACHED)
 
     def report(self, crawled: Iterable[Crawled], result_of: Callable[[str], Result | None], scope: Scope
                ) -> SitemapDrift | None:

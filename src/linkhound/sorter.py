@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from sys import intern
 
-from .crawl_state import Found
+from .crawl_state import UNREACHED, Found
 from .ledger import Ledger, LinkRef, PlainTargets, reference
 from .links import LinkRules, Resolved
 from .local import check_mailto
@@ -20,7 +20,7 @@ from .types import RawLink, Reference
 from .urls import Scope, host_of
 
 Links = Iterable[tuple[RawLink, Resolved | None]]
-_NEVER = 1 << 30  # a depth no link has
+_NEVER = UNREACHED + 1  # a depth no link has (an orphan's is less: told to the state like any other)
 _NO_TARGETS: PlainTargets = ({}, RefStore(), lambda *_: None)  # never written to
 _GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
