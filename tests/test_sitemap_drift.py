@@ -312,6 +312,19 @@ async def test_a_listed_redirect_to_a_crawled_page_moves_no_depth_and_crawls_not
     assert report.sitemap_drift.orphans == ()
 
 
+async def test_orphans_are_no_trap(site: Site) -> None:
+    """A folder of more orphans than --max-path-variants: never crawled, so no "trap suspected" note."""
+    site.page("/", html("/a"))
+    site.page("/a", html())
+    for i in range(4):
+        site.page(f"/p/{i}", html())
+    site.page("/sitemap.xml", urlset(*(site.url(f"/p/{i}") for i in range(4))), content_type="application/xml")
+    plain = await linkhound.check([site.url("/")], recursive=True, max_path_variants=2)
+    report = await linkhound.check([site.url("/")], recursive=True, max_path_variants=2, sitemap_drift=True)
+    assert report.sitemap_drift is not None and len(report.sitemap_drift.orphans) == 4
+    assert report.summary.caps == plain.summary.caps == ()
+
+
 @pytest.mark.parametrize("concurrency", [1, 16])
 async def test_the_same_drift_whatever_the_order_and_with_sqlite_state(
     site: Site, tmp_path: Path, concurrency: int

@@ -203,6 +203,7 @@ class Engine:
                 self._drift.cancel()
                 return
             # only now is it known what the crawl reached: the rest of the sitemap is checked, not crawled
+            self._sorter.crawl_over()
             listed = self._drift.add_listed(self._known, self._ledger, self._sorter.scope, self._add)
             await self._drain(listed)
 

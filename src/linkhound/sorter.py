@@ -126,6 +126,11 @@ class LinkSorter:
             refer(source, batch)
         return found
 
+    def crawl_over(self) -> None:
+        """Nothing is crawled from now on: the links still sorted (a sitemap's orphans, checked after the crawl)
+        are no pages, so the trap guard doesn't count them, and notes no trap for them."""
+        self._recursive = False
+
     def close(self) -> None:
         """No more links to sort (the crawl is over): the per-URL entries go, before the report needs memory."""
         self._http.clear()
