@@ -162,7 +162,8 @@ class Settings:
         False, "with --state or --cache: check again only what failed last time (broken, error, timeout, rate"
         " limited, missing #fragments); the report covers everything, with the fresh verdicts", CRAWLING)
     max_path_variants: int = option(
-        MAX_PATH_VARIANTS, "distinct values of one path segment under one prefix crawled before a trap is suspected",
+        MAX_PATH_VARIANTS, "distinct values of one path segment (or of a date over several, /2031/05/17/) under one"
+        " prefix crawled before a trap is suspected",
         CRAWLING, metavar="N", at_least=1)
     sitemap_drift: bool = option(
         False, "with -r: list the sitemap's pages the crawl never reached (orphans, then checked) and the crawled "
