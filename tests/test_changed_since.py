@@ -87,6 +87,35 @@ async def test_a_renamed_file_is_checked_whole(repo: Path, site: Site, monkeypat
     assert [r.url for r in report.results] == [site.url("/p5")]
 
 
+@pytest.mark.parametrize("config", [("diff.mnemonicPrefix", "true"), ("diff.noprefix", "true"),
+                                    ("diff.relative", "true")])
+async def test_the_users_git_diff_settings_change_nothing(repo: Path, site: Site, monkeypatch: pytest.MonkeyPatch,
+                                                         config: tuple[str, str]) -> None:
+    # "+++ w/a.md", "+++ a.md", or paths under the current folder: the changes were read as no change at all
+    git(repo, "checkout", "-q", "main")
+    (repo / "sub").mkdir()
+    (repo / "sub" / "c.md").write_text(f"[p6]({site.url('/p6')})\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "first c")
+    git(repo, "checkout", "-q", "-B", "change")
+    with (repo / "a.md").open("a") as a:
+        a.write(f"[missing]({site.url('/missing')})\n")
+    with (repo / "sub" / "c.md").open("a") as c:
+        c.write(f"[p7]({site.url('/p7')})\n")
+    git(repo, "commit", "-q", "-am", "change a and c")
+    git(repo, "config", *config)
+    monkeypatch.chdir(repo / "sub")  # (diff.relative: git diff would name only what is under sub/)
+    report = await linkhound.check([str(repo)], changed_since="main")
+    assert {r.url.removeprefix(site.base) for r in report.results} == {"/missing", "/p7"}
+
+
+def test_a_file_git_calls_binary_counts_whole() -> None:
+    diff = ["diff --git a/x.md b/x.md", "Binary files a/x.md and b/x.md differ",
+            "diff --git a/n.md b/n.md", "new file mode 100644", "Binary files /dev/null and b/n.md differ",
+            'Binary files a/gone.md and /dev/null differ', "--- a/y.md", "+++ b/y.md", "@@ -1 +1 @@", "+x"]
+    assert parse_diff(diff) == {"x.md": None, "n.md": None, "y.md": frozenset({1})}
+
+
 def test_not_a_repository_or_a_bad_ref_is_a_one_line_error(repo: Path, tmp_path_factory: pytest.TempPathFactory
                                                            ) -> None:
     done = run("--changed-since", "no-such-branch", "--no-config", ".", cwd=repo)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from .exceptions import UsageError
 
 _HUNK = re.compile(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_BINARY = re.compile(r'Binary files .* and ("b/.*"|b/.*|/dev/null) differ$')
 _GIT_TIMEOUT = 120.0  # seconds: a diff of a huge repository, not a hang
 
 
@@ -43,8 +44,11 @@ class ChangedLines:
         _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd,
              f"{flag} {ref}: no such branch, tag or commit in this repository")
         base = _git(["merge-base", ref, "HEAD"], cwd, f"{flag} {ref}: it and HEAD have no commit in common")
+        # paths as this parser reads them, whatever the user's git config says (diff.mnemonicPrefix writes
+        # "+++ w/a.md", diff.noprefix "+++ a.md", diff.relative paths under the current folder only)
         diff = _git(["-c", "core.quotepath=off", "diff", "--unified=0", "--no-color", "--no-ext-diff",
-                     "--no-textconv", "--no-renames", base, "--"], cwd, f"{flag} {ref}: git diff failed")
+                     "--no-textconv", "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative", base,
+                     "--"], cwd, f"{flag} {ref}: git diff failed")
         new = _git(["ls-files", "--others", "--exclude-standard", "-z", "--full-name"], cwd,
                    f"{flag} {ref}: git ls-files failed")
         lines: dict[str, frozenset[int] | None] = dict(parse_diff(diff.splitlines()))
@@ -52,9 +56,10 @@ class ChangedLines:
         return cls(root, lines)
 
 
-def parse_diff(lines: Iterable[str]) -> dict[str, frozenset[int]]:
-    """The added or changed lines per file (path relative to the repository) of a --unified=0 diff."""
-    out: dict[str, set[int]] = {}
+def parse_diff(lines: Iterable[str]) -> dict[str, frozenset[int] | None]:
+    """The added or changed lines per file (path relative to the repository) of a --unified=0 diff; None for a
+    file git calls binary (a NUL byte, a .gitattributes rule), which shows no lines: all of it counts."""
+    out: dict[str, set[int] | None] = {}
     current: set[int] | None = None
     for line in lines:
         if line.startswith("+++ "):
@@ -63,7 +68,11 @@ def parse_diff(lines: Iterable[str]) -> dict[str, frozenset[int]]:
         elif line.startswith("@@ ") and current is not None and (m := _HUNK.match(line)):
             start, count = int(m[1]), 1 if m[2] is None else int(m[2])
             current.update(range(start, start + count))
-    return {path: frozenset(changed) for path, changed in out.items()}
+        elif line.startswith("Binary files ") and (m := _BINARY.match(line)):
+            current = None
+            if (path := _diff_path(m[1])) is not None:
+                out[path] = None
+    return {path: None if changed is None else frozenset(changed) for path, changed in out.items()}
 
 
 def _diff_path(text: str) -> str | None:
