@@ -116,6 +116,16 @@ def test_a_new_url_with_a_parenthesis_alone_is_written_with_it_escaped() -> None
     assert done.data == b"[p](http://x.test/ok_%28x) [w](http://x.test/Foo_(bar))\n"  # a pair is left as it is
 
 
+def test_a_new_url_with_the_quote_of_its_attribute_is_written_with_it_escaped() -> None:
+    # <a href='/ok/it's'> would end the attribute at the apostrophe: another link, checked fine
+    data = b"""<a href='http://x.test/q'>q</a> <a href="http://x.test/d">d</a> [m](http://x.test/m)\n"""
+    done = rewrite_links(data, [Edit(1, 10, "http://x.test/q", "http://x.test/ok/it's"),
+                                Edit(1, 42, "http://x.test/d", 'http://x.test/say"hi"'),
+                                Edit(1, 69, "http://x.test/m", "http://x.test/it's")])
+    assert done.data == (b"""<a href='http://x.test/ok/it%27s'>q</a> <a href="http://x.test/say%22hi%22">d</a> """
+                         b"""[m](http://x.test/it's)\n""")
+
+
 def test_two_links_on_one_line_are_both_rewritten_and_lengths_may_change() -> None:
     data = b"x http://a.test/ y http://b.test/ z\r"
     done = rewrite_links(data, [Edit(1, 3, "http://a.test/", "https://a.test/longer/"),

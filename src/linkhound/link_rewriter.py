@@ -50,7 +50,8 @@ def rewrite_links(data: bytes, edits: list[Edit]) -> Rewritten:
         if end is None or _goes_on(content, end):
             skipped.append((edit, "the link is not there any more (the file changed since it was checked)"))
             continue
-        parts[index] = content[:start] + written(edit.new, content[start:end], edit.old) + content[end:]
+        new = written(edit.new, content[start:end], edit.old, content[start - 1 : start] if start else "")
+        parts[index] = content[:start] + new + content[end:]
         applied.append(edit)
     if not applied:
         return Rewritten(data, (), tuple(skipped))
@@ -89,9 +90,12 @@ def _goes_on(line: str, end: int) -> bool:
     return c in ".?!,:;" and bool(after) and not after.isspace() and after not in ")]>\"'<"
 
 
-def written(new: str, was: str, old: str) -> str:
-    """new, spelled as the link it replaces was: with & as &amp; when that link spelled its entities out; and a
-    parenthesis without its pair as %28 or %29 (in Markdown, [x](/a_(b) ends the link at the first ")")."""
+def written(new: str, was: str, old: str, before: str = "") -> str:
+    """new, spelled as the link it replaces was: with & as &amp; when that link spelled its entities out; a
+    parenthesis without its pair as %28 or %29 (in Markdown, [x](/a_(b) ends the link at the first ")"); and
+    the quote that opens the attribute the link sits in (before it) as %27 or %22, which would end it."""
+    if before in ("'", '"') and before in new:
+        new = new.replace(before, "%27" if before == "'" else "%22")
     if new.count("(") != new.count(")"):
         new = new.replace("(", "%28").replace(")", "%29")
     if was != old and "&" in was and _ENTITY.search(was):
