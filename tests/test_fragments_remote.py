@@ -71,6 +71,17 @@ async def test_fragment_on_an_error_page_is_the_page_error(site: Site) -> None:
     assert results["/doc.pdf"].status is Status.OK and "/doc.pdf#page=2" not in results
 
 
+async def test_fragments_of_text_files_and_sitemaps_are_not_checked(site: Site) -> None:
+    # they hold no anchors: #section-1 of an RFC as text is not "missing", as #page=2 of a PDF is not
+    site.page("/", html("/rfc.txt#section-1", "/sitemap.xml#x", "/notes.md#real", "/notes.md#gone"))
+    site.page("/rfc.txt", "1. Introduction\nsee https://example.org/ref\n", content_type="text/plain")
+    site.page("/sitemap.xml", "<urlset><url><loc>/a</loc></url></urlset>", content_type="application/xml")
+    site.page("/notes.md", "# Notes\n\n## Real\n", content_type="text/plain")  # Markdown by its name: anchored
+    report = await linkhound.check([site.url("/")], check_fragments=True)
+    broken = {r.url.removeprefix(site.base): r.reason for r in report.results if r.status.is_broken}
+    assert broken == {"/notes.md#gone": "no anchor #gone"}
+
+
 async def test_remote_fragments_are_off_by_default(site: Site) -> None:
     site.page("/", html("/a#nope"))
     site.page("/a", "<p>no ids</p>")

@@ -35,6 +35,7 @@ _OK = Status.OK
 _NOWHERE = Outcome(_OK, None, "", (), 0.0)  # (a redirect of no hops yet, joined to a way: _way_on)
 
 
+_ANCHORED = frozenset({Kind.HTML, Kind.MARKDOWN})  # the kinds of document #fragments point into
 _ENDS_KEPT = 10_000  # redirect ends kept for a claim of their own (Fetcher._keep_end)
 
 
@@ -537,7 +538,8 @@ class Fetcher:
             return Fetched(result, Plan.PAGE)
         tag = response.headers.get("X-Robots-Tag")
         nofollow = page.nofollow or tag is not None and _header_nofollow(tag, self._agent)
-        anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN)
+        # a text file or a sitemap has no anchors: its #fragments are not checked, as a PDF's are not
+        anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN) if page.kind in _ANCHORED else None
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 
     def _crawls(self, claim: Claim) -> bool:
