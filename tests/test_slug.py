@@ -24,6 +24,13 @@ from linkhound.extract import Slugger, github_slug
         ("e\u0301te\u0301", "e\u0301te\u0301"),  # combining marks are kept
         ("100% done.", "100-done"),
         ("Tab\there", "tabhere"),
+        # as github-slugger: other numbers go (² ① ½), alphabetic symbols and letter numbers stay (Ⓐ 🅰 Ⅳ)
+        ("① Install", "-install"),
+        ("Area in m²", "area-in-m"),
+        ("½ half", "-half"),
+        ("Ⓐ circled", "ⓐ-circled"),
+        ("🅰 squared", "🅰-squared"),
+        ("Chapter Ⅳ", "chapter-ⅳ"),
         ("", ""),
     ],
 )

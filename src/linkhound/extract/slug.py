@@ -8,9 +8,17 @@ import unicodedata
 _ASCII_DROP = re.compile(r"[^a-z0-9 _-]")
 
 
+# Symbols Unicode counts as alphabetic (Other_Alphabetic, outside the marks): Ⓐ-ⓩ, 🄰-🅉, 🅐-🅩, 🅰-🆉
+_ALPHABETIC_SYMBOLS = ((0x24B6, 0x24E9), (0x1F130, 0x1F149), (0x1F150, 0x1F169), (0x1F170, 0x1F189))
+
+
 def _keep(char: str) -> bool:
-    # github-slugger keeps letters, marks, numbers, connector punctuation (the underscore), space and hyphen.
-    return char in " -" or unicodedata.category(char)[0] in "LMN" or unicodedata.category(char) == "Pc"
+    # github-slugger keeps what is alphabetic (letters, letter numbers such as Ⅳ, and the symbols above), marks,
+    # decimal digits, connector punctuation (the underscore), space and hyphen; not ² ① ¼ (other numbers)
+    category = unicodedata.category(char)
+    if char in " -" or category[0] in "LM" or category in ("Nd", "Nl", "Pc"):
+        return True
+    return category == "So" and any(low <= ord(char) <= high for low, high in _ALPHABETIC_SYMBOLS)
 
 
 def github_slug(heading_text: str) -> str:
