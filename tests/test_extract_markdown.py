@@ -80,6 +80,11 @@ def test_reference_labels_match_ignoring_case_and_whitespace() -> None:
     assert positions("[a][Some  Label]\n\n> [some\n> label]:\n>   <target.md>") == [("target.md", 5, 6)]
 
 
+def test_a_no_break_space_in_a_label_is_no_whitespace() -> None:
+    # CommonMark folds spaces, tabs and line endings only: [a\u00a0b] is not [a b], whose definition goes unused
+    assert texts("Use [a\u00a0b] here.\n\n[a\u00a0b]: used.md\n[a b]: unused.md\n") == ["used.md"]
+
+
 def test_reference_image_uses_its_definition() -> None:
     assert links("![badge][b]\n\n[b]: https://img.example/b.svg") == [
         ("https://img.example/b.svg", "markdown", "reference")

@@ -134,9 +134,13 @@ def _definition_destination(data: bytes, start: int) -> int:
     return _destination(data, at + 2)
 
 
+_LABEL_SPACE = re.compile(r"[ \t\r\n]+")
+
+
 def _label_key(label: str) -> str:
-    """Reference labels match case-insensitively, any run of whitespace as one space."""
-    return " ".join(label.split()).casefold()
+    """Reference labels match case-insensitively, any run of whitespace as one space (CommonMark's whitespace:
+    space, tab, line ending; a no-break space is a character of the label like any other)."""
+    return " ".join(_LABEL_SPACE.split(label.strip(" \t\r\n"))).casefold()
 
 
 class _Walk:
