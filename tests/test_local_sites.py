@@ -116,6 +116,17 @@ async def test_root_dir_resolves_root_relative_links_and_catches_escapes(tree: P
     assert "root-dir" in outside.reason
 
 
+async def test_a_root_relative_link_cannot_climb_above_the_root(tmp_path: Path) -> None:
+    # a URL's path stops at "/": browsers read /../guide/ as /guide/, so it is in the site, not outside
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "index.md").write_text("# G\n")
+    (docs / "a.md").write_text("[r](/../guide/) [s](/x/../../guide/index.md#g) [t](/../guide/gone.md)\n")
+    report = await linkhound.check([str(docs / "a.md")], root_dir=str(docs))
+    assert {r.url.removeprefix(docs.as_uri()): r.reason for r in report.results} == {
+        "/guide/": "directory", "/guide/index.md": "", "/guide/gone.md": "file not found"}
+
+
 async def test_root_dir_lets_a_symlink_kept_in_it_point_outside(tmp_path: Path) -> None:
     # docs/changelog.md -> ../CHANGELOG.md: only `..` written in a link climbs out, as a web server sees it
     (tmp_path / "CHANGELOG.md").write_text("# Changes\n\n## v2\n")

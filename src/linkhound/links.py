@@ -78,7 +78,9 @@ class LinkRules:
         if on_disk and text.startswith("//"):  # //cdn.example.org/x in a file: on the web it is there, over https
             url = resolve("https:" + text, "")
         elif on_disk and self.root_dir and text.startswith("/"):
-            url = resolve("." + text, Path(self.root_dir).as_uri() + "/")
+            # the site's top is --root-dir: "/../x" can't climb above it (a URL's path stops at "/", as in browsers)
+            top = resolve(text, "file:///")
+            url = None if top is None else resolve("." + top[len("file://"):], Path(self.root_dir).as_uri() + "/")
         else:
             url = resolve(text, base)
         if url is not None and self.remaps:
