@@ -6,9 +6,10 @@ A page whose tree would cost too much to build (nesting.py says when) is read ta
 (html_tokens.py), and its extraction carries a warning saying why.
 
 Not extracted, on purpose: <form action> (often a POST-only endpoint that answers GET with 405 or an error
-page: noise, not a broken link; a button's or input's formaction is read, as README.md lists), <link rel=preconnect|dns-prefetch> (a bare origin, often
-404 at its root), <base href> itself (it changes the base, it is not a target), the content of <template>
-(inert until a script clones it; Lexbor leaves it out of the document too).
+page: noise, not a broken link; a button's or input's formaction is read, as README.md lists), <link
+rel=preconnect|dns-prefetch> (a bare origin, often 404 at its root), <base href> itself (it changes the base,
+it is not a target), the content of <template> (inert until a script clones it; Lexbor leaves it out of the
+document too).
 """
 
 from __future__ import annotations

@@ -135,6 +135,7 @@ def _definition_destination(data: bytes, start: int) -> int:
 
 
 _LABEL_SPACE = re.compile(r"[ \t\r\n]+")
+_ATTRIBUTE_LIST = re.compile(r"\{:?([^{}\n]*)\}")  # attr_list's { #id .class key=value }, or {: ... }
 
 
 def _label_key(label: str) -> str:
@@ -179,6 +180,8 @@ class _Walk:
                     continue
                 if self._heading is not None:
                     self._heading_text(text)
+                elif "{" in text:
+                    self._attribute_ids(text)
                 if links:
                     links[-1][3] = span["end"]
                 else:
@@ -214,6 +217,16 @@ class _Walk:
             label = event.get("FootnoteReference")
             if label is not None:  # the ids GitHub and MkDocs give the first reference to a footnote
                 self.anchors.update((f"fnref-{label}", f"fnref:{label}"))
+
+    def _attribute_ids(self, text: str) -> None:
+        """The ids of attr_list blocks in text (MkDocs, Python-Markdown): after an inline element,
+        `**x**{ #id }`, or a paragraph's last line, `{: #id }`. Such an element is a target of #id."""
+        for block in _ATTRIBUTE_LIST.finditer(text):
+            for word in block[1].split():
+                if word.startswith("#") and len(word) > 1:
+                    self.anchors.add(word[1:])
+                elif word.startswith("id=") and len(word) > 3:
+                    self.anchors.add(word[3:].strip("\"'"))
 
     def _heading_text(self, text: str) -> None:
         if not self._images:
