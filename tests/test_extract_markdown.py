@@ -447,6 +447,13 @@ def test_attr_list_id_given_as_a_key_value_pair() -> None:
     assert anchors('### 0.1.0 <small>February 9, 2016</small> { id="0.1.0" }\n') == {"0.1.0"}
 
 
+def test_attr_list_ids_of_inline_elements_and_paragraphs() -> None:
+    # Python-Markdown's attr_list (MkDocs): **x**{ #id } and a paragraph's last line {: #id } give those ids
+    doc = ('# T\n\n* **`css_class`**{ #css_class }: text\n\nA paragraph.\n{: #para-id .note }\n\n'
+           'Other *one*{: id="kv" }\n\n`{ #in-code }` and {braces} and {: .class-only }\n')
+    assert anchors(doc) == {"t", "css_class", "para-id", "kv"}
+
+
 def test_explicit_id_takes_its_name_from_later_slugs() -> None:
     assert anchors("## Usage {#usage}\n## Usage\n") == {"usage", "usage-1"}
 
