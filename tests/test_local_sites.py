@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 import linkhound
+from cli_run import run
 from linkhound import Status
+from linkhound.sorter import ROOTLESS
 
 DOCS = {
     "README.md": """\
@@ -114,6 +117,39 @@ async def test_root_dir_resolves_root_relative_links_and_catches_escapes(tree: P
     }
     outside = next(r for r in report.results if r.url.endswith("outside.md"))
     assert "root-dir" in outside.reason
+
+
+async def test_a_root_relative_base_href_is_a_folder_of_the_site_not_of_this_machine(tmp_path: Path) -> None:
+    # <base href="/guide/"> in a local page: under --root-dir; without it, as a "/x" link, never /guide/ on disk
+    site = tmp_path / "site"
+    (site / "sub").mkdir(parents=True)
+    (site / "guide").mkdir()
+    (site / "guide" / "index.html").write_text('<h2 id="req">R</h2>')
+    (site / "sub" / "page.html").write_text('<base href="/guide/"><a href="index.html#req">x</a>'
+                                            '<a href="index.html#gone">y</a><a href="/guide/">z</a>')
+    (site / "etc.html").write_text('<base href="/etc/"><a href="passwd">p</a>')  # this machine's /etc/passwd
+    report = await linkhound.check([str(site)], root_dir=str(site))
+    assert {r.url.removeprefix(site.as_uri()): r.reason for r in report.results if r.status.is_broken} == {
+        "/guide/index.html#gone": "no anchor #gone", "/etc/passwd": "file not found"}
+    report = await linkhound.check([str(site)])
+    assert {r.url: r.reason for r in report.results} == {
+        "file:///guide/index.html": ROOTLESS, "file:///guide/": ROOTLESS, "file:///etc/passwd": ROOTLESS}
+
+
+def test_a_root_relative_base_href_in_pages_parsed_ahead_by_a_child(tmp_path: Path) -> None:
+    # 300 pages of 1 KB: parsed by a forked child while the command starts, their links resolved there too
+    site = tmp_path / "site"
+    (site / "guide").mkdir(parents=True)
+    (site / "guide" / "index.html").write_text('<h2 id="req">R</h2>')
+    for i in range(300):
+        (site / f"p{i:03}.html").write_text('<base href="/guide/"><a href="index.html#req">x</a>' + "<p>w</p>" * 120)
+    done = run("--no-config", "--offline", "-f", "json", "--root-dir", "site", "site", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-500:]
+    assert json.loads(done.stdout)["summary"]["total"] == 300
+    done = run("--no-config", "--offline", "-f", "json", "site", cwd=tmp_path)
+    results = json.loads(done.stdout)["results"]
+    assert done.returncode == 2 and [(r["url"], len(r["references"])) for r in results] == [
+        ("file:///guide/index.html", 300)]
 
 
 async def test_a_root_relative_link_cannot_climb_above_the_root(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from .filters import AddressExcluded, AddressFilter
 from .local import file_uri
 from .settings import KNOWN_SCHEMES, Remap, Settings
 from .status import Status
+from .types import Extraction
 from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_fragment
 
 # Resolved links kept for reuse (cleared when full). Nav and footer links, the ones that repeat, come back
@@ -20,6 +21,10 @@ from .urls import canonical_key, hostname_of, remap, resolve, scheme_of, split_f
 _CACHE_MAX = 20_000
 _MISS = object()
 _NOT_LOCAL = "not-local:"  # key prefix of a file: URL found outside local documents (web pages, URL inputs)
+# The base of a local page whose <base href> is root-relative ("/guide/") with no --root-dir to say where the
+# site's top is, then the folder it names; and the key prefix of the file: links resolved against it (their
+# verdict: set --root-dir, as for a "/x" link; never this machine's /guide/)
+ROOTLESS_BASE = "rootless:"
 
 
 class Resolved(NamedTuple):
@@ -71,9 +76,24 @@ class LinkRules:
                 return resolve(rel, self.base_url.rstrip("/") + "/") or file_uri(path)
         return file_uri(path)
 
+    def document_base(self, base: str, extraction: Extraction) -> str:
+        """The base a local document's links resolve against: its own, or its <base href>'s. A root-relative
+        href ("/guide/") names a folder under --root-dir, as a root-relative link does (without it: ROOTLESS_BASE)."""
+        href = extraction.base_href
+        if not (href and base.startswith("file:") and href.startswith("/") and not href.startswith("//")):
+            return extraction.base
+        top = resolve(href, "file:///")
+        if top is None:
+            return extraction.base
+        if self.root_dir is None:
+            return ROOTLESS_BASE + top[len("file://"):]
+        return resolve("." + top[len("file://"):], Path(self.root_dir).as_uri() + "/") or extraction.base
+
     def resolve(self, text: str, base: str, local: bool) -> str | None:
         """The absolute URL of a link as written, after --root-dir for root-relative local links and --remap. A
         protocol-relative link (//host/x) in a file read from disk is an https: URL."""
+        if local and base.startswith(ROOTLESS_BASE):  # (see ROOTLESS_BASE: resolved as in the folder it names)
+            base = "file://" + base[len(ROOTLESS_BASE):]
         on_disk = local and base.startswith("file:")
         if on_disk and text.startswith("//"):  # //cdn.example.org/x in a file: on the web it is there, over https
             url = resolve("https:" + text, "")
@@ -132,6 +152,8 @@ class LinkRules:
             # Not a local document's link: its own target, so a web page's verdict (skipped) and a local file's
             # (checked on disk) never end up on one result, whichever is found first (invariant 10).
             key = _NOT_LOCAL + key
+        elif scheme == "file" and base.startswith(ROOTLESS_BASE):
+            key = ROOTLESS_BASE + key
         return Resolved(target, key, fragment, scheme)
 
     def skip(self, url: str, scheme: str) -> tuple[Status, str] | None:

@@ -58,7 +58,7 @@ class LocalFiles:
             raws = text_links(inp.content)
         else:
             extraction = self.extract(inp.content, inp.path, inp.kind)
-            raws, base = extraction.links, extraction.base
+            raws, base = extraction.links, rules.document_base(base, extraction)
             resolved = self._resolved.pop(inp.path, None) if inp.path is not None else None
             if resolved is not None and not inp.stdin:  # resolved by the process that parsed it
                 yield from zip(raws, resolved, strict=True)

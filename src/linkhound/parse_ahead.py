@@ -195,12 +195,13 @@ def _parse(docs: Sequence[Input], s: Settings, fd: int, taken: mmap.mmap) -> Non
         inp = order[i]
         assert inp.path is not None and inp.content is not None and inp.kind is not None
         e = extract(inp.content, rules.local_base(inp.path), inp.kind, include_code=s.include_code)
+        base = rules.document_base(rules.local_base(inp.path), e)  # as LocalFiles.links resolves a file's links
         resolved = None
         sent += 1
         if sent - taken[:].count(1) > _LEAD:  # far enough ahead to resolve the links too
-            resolve_link = rules.resolver(e.base, True)  # as LocalFiles.links resolves a file's links
+            resolve_link = rules.resolver(base, True)
             resolved = tuple(None if r is None else tuple(r) for r in (resolve_link(link.text) for link in e.links))
-        frame = marshal.dumps((tuple(map(tuple, e.links)), e.base, e.anchors, e.nofollow, e.warning, resolved))
+        frame = marshal.dumps((tuple(map(tuple, e.links)), base, e.anchors, e.nofollow, e.warning, resolved))
         data = memoryview(_HEADER.pack(i, len(frame)) + frame)
         while data:
             data = data[os.write(fd, data) :]

@@ -9,7 +9,7 @@ from sys import intern
 
 from .crawl_state import UNREACHED, Found
 from .ledger import Ledger, LinkRef, PlainTargets, reference
-from .links import LinkRules, Resolved
+from .links import ROOTLESS_BASE, LinkRules, Resolved
 from .local import check_mailto
 from .local_files import LocalFiles
 from .references import RefStore
@@ -24,7 +24,7 @@ _NEVER = UNREACHED + 1  # a depth no link has (an orphan's is less: told to the 
 _NO_TARGETS: PlainTargets = ({}, RefStore(), lambda *_: None)  # never written to
 _GENERATION = 1 << 18  # URLs a bounded sorter keeps entries for, per generation
 ROOTLESS = "root-relative link: set --root-dir to the site's top folder"
-_ROOTLESS_KEY = "rootless:"  # its own key: the same file reached by a relative path may well be fine
+_ROOTLESS_KEY = ROOTLESS_BASE  # its own key: the same file reached by a relative path may well be fine
 
 
 class LinkSorter:
@@ -161,6 +161,9 @@ class LinkSorter:
                 ledger.decided(resolved.key, resolved.url, ref, *check_mailto(resolved.url))
         elif route.route is Route.FILE:
             fragment = resolved.fragment if fragments else None
+            if resolved.key.startswith(ROOTLESS_BASE):  # under a <base href="/guide/">: as for "/x" below
+                ledger.decided(resolved.key, resolved.url, ref, Status.BROKEN, ROOTLESS)
+                return
             if local and self._rules.root_dir is None and raw.text.startswith("/") and not raw.text.startswith("//"):
                 # "/x" means the top of the site, which only --root-dir says: never this machine's root folder
                 ledger.decided(_ROOTLESS_KEY + resolved.key, resolved.url, ref, Status.BROKEN, ROOTLESS)

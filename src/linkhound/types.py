@@ -33,6 +33,7 @@ class Extraction:
     anchors: frozenset[str] = frozenset()  # ids, <a name>s, heading slugs
     nofollow: bool = False  # <meta name=robots content=nofollow>
     warning: str = ""  # why the document was not fully parsed ("not fully parsed: ..."), "" when it was
+    base_href: str | None = None  # the <base href> as written, when it set base
 
 
 class Reference(NamedTuple):

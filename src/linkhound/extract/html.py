@@ -440,4 +440,5 @@ def extract_html(body: bytes | str, base: str) -> Extraction:
         anchors=frozenset(scan.anchors),
         nofollow=scan.nofollow,
         warning=scan.warning,
+        base_href=clean_url(scan.base_href) or None if scan.base_href is not None else None,
     )
