@@ -402,6 +402,20 @@ def zeros_gzip(size: int) -> bytes:
     return b"".join(parts)
 
 
+def test_a_body_in_an_encoding_not_asked_for_is_a_bad_response_not_text(run: Runner) -> None:
+    # it asks for gzip and deflate only: a zstd or br body read as it is would be a page of noise with no links
+    async def scenario() -> None:
+        routes = {"/z": response(b"(\xb5/\xfd garbage", headers=[("Content-Encoding", "zstd")]),
+                  "/id": response(b"plain", headers=[("Content-Encoding", "identity")]), "*": response(b"after")}
+        async with serving(canned(routes)) as server, native() as t:
+            with pytest.raises(NetworkError, match="body in 'zstd' encoding, which was not asked for"):
+                await fetch(t, server.url("/z"))
+            assert await fetch(t, server.url("/id")) == (200, b"plain", False)
+            assert await fetch(t, server.url("/next")) == (200, b"after", False)
+
+    run(scenario())
+
+
 def test_a_compression_bomb_is_cut_at_the_limit(run: Runner) -> None:
     bomb = zeros_gzip(50 << 20)
     assert len(bomb) < 1 << 20

@@ -341,6 +341,10 @@ class NativeHop:
             return b"", False
         coding = (self.headers.get("content-encoding") or "").strip().lower()
         inflate = _decoder(coding)
+        if inflate is None and coding not in ("", "identity"):  # br, zstd: sent though not asked for
+            self.close()
+            raise NetworkError(f"bad response: body in '{coding[:40]}' encoding, which was not asked for",
+                               transient=False)
         pieces: list[bytes] = []
         size = 0
         try:
