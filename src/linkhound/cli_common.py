@@ -76,9 +76,6 @@ class ReportFile:
             with contextlib.suppress(OSError):
                 os.unlink(self._path)
 
-    def isatty(self) -> bool:
-        return False
-
 
 def _unwritable(path: str, e: OSError) -> Exception:
     from .exceptions import UsageError
