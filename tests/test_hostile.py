@@ -219,3 +219,29 @@ async def test_a_kept_alive_connection_the_server_resets_is_asked_again_on_a_new
         "": Status.OK, **{f"p{i}": Status.OK for i in range(4)}, **{f"leaf{i}": Status.OK for i in range(4)}}
     answered = [path for _, path in asked if path != "reset"]
     assert sorted(answered) == sorted(["/", *(f"/p{i}" for i in range(4)), *(f"/leaf{i}" for i in range(4))])
+
+
+@pytest.mark.parametrize("client", ["native", "reqwest", "aiohttp"])
+async def test_a_server_that_resets_every_request_is_not_asked_again_at_once(client: str) -> None:
+    # no connection was ever kept to it, so no stale one to blame: each ask is one request (past its host's rate
+    # a second one would go; retries, if any, wait their turn)
+    asked: list[str] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            head = await reader.readuntil(b"\r\n\r\n")
+            asked.append(head.split(b" ", 2)[1].decode())
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        report = await linkhound.check([f"http://127.0.0.1:{port}/a", f"http://127.0.0.1:{port}/b"],
+                                       http_client=client, max_retries=0)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert all(r.status is Status.ERROR for r in report.results)
+    assert sorted(asked) == ["/a", "/b"]

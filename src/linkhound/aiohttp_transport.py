@@ -14,7 +14,7 @@ from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
 from .filters import AddressExcluded, AddressFilter, parse_ip
-from .transport import DRAIN_LIMIT, STALE, ClientOptions, NetworkError
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, may_be_stale, origin
 
 
 class ExcludingResolver(AbstractResolver):
@@ -116,6 +116,7 @@ class AiohttpTransport:
         self._proxy_hosts = proxy_hosts
         self._session: aiohttp.ClientSession | None = None
         self._unpooled: aiohttp.ClientSession | None = None  # (made on first need: see send)
+        self._answered: set[str] = set()  # origins that answered: a connection to them may be kept
         self._resolver: AbstractResolver | None = None
 
     async def open(self) -> None:
@@ -159,10 +160,13 @@ class AiohttpTransport:
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> AiohttpHop:
         assert self._session is not None, "transport used before open()"
         try:
-            return await self._send(self._session, method, url, headers)
+            hop = await self._send(self._session, method, url, headers)
         except NetworkError as e:
-            if not e.transient or e.reason not in STALE:
+            if not may_be_stale(e, url, self._answered):
                 raise
+        else:
+            self._answered.add(origin(url))
+            return hop
         # A kept-alive connection the server had closed or reset: asked again once on a new connection (from
         # the pool, another stale one could come)
         if self._unpooled is None:

@@ -14,7 +14,7 @@ from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
-from .transport import DRAIN_LIMIT, STALE, ClientOptions, NetworkError
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, may_be_stale, origin
 
 _CHUNK = 256 * 1024
 
@@ -92,6 +92,7 @@ class ReqwestTransport:
         self._proxy_for = proxy_for
         self._client: Client | None = None
         self._unpooled: Client | None = None  # (made on first need: see send)
+        self._answered: set[str] = set()  # origins that answered: a connection to them may be kept
 
     async def open(self) -> None:
         self._client = self._build(self._options.max_connections)
@@ -122,10 +123,13 @@ class ReqwestTransport:
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
         assert self._client is not None, "transport used before open()"
         try:
-            return await self._send(self._client, method, url, headers)
+            hop = await self._send(self._client, method, url, headers)
         except NetworkError as e:
-            if not e.transient or e.reason not in STALE:
+            if not may_be_stale(e, url, self._answered):
                 raise
+        else:
+            self._answered.add(origin(url))
+            return hop
         # A kept-alive connection the server had closed or reset (it may not say so until asked): asked again
         # once on a new connection, as the other clients do. From the pool, another stale one could come.
         if self._unpooled is None:

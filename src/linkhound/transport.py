@@ -19,8 +19,21 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"
 
 
 # What a kept-alive connection the server has since closed or reset says when asked again (a transport asks
-# once more on a new connection)
+# once more on a new connection, when one may have been kept: see may_be_stale)
 STALE = frozenset({"connection reset", "server closed the connection"})
+
+
+def may_be_stale(e: NetworkError, url: str, answered: set[str]) -> bool:
+    """Whether e, met asking url, may come from a kept-alive connection the server dropped: worth asking again
+    at once on a new one. Only where an earlier answer left a connection to keep (answered: the origins that
+    answered): a server that resets every request is not asked twice each time, past its host's rate."""
+    return e.transient and e.reason in STALE and origin(url) in answered
+
+
+def origin(url: str) -> str:
+    """scheme://host:port of an absolute URL."""
+    end = url.find("/", url.find("//") + 2)
+    return url if end < 0 else url[:end]
 
 
 class NetworkError(Exception):
