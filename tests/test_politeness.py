@@ -121,6 +121,17 @@ async def test_robots_txt_fetched_once_disallow_and_crawl_delay(site: Site) -> N
         assert t - pages[0] >= k * 0.2 - 0.05, (k, t - pages[0])
 
 
+async def test_a_robots_txt_that_starts_with_a_byte_order_mark_keeps_its_first_group(site: Site) -> None:
+    async def robots(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private/\r\n", content_type="text/plain")
+
+    site.handler("/robots.txt", robots)
+    site.page("/", html("/private/a.html", "/open.html"))
+    site.page("/open.html", html())
+    await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/private/a.html") == 0 and site.hits("/open.html") == 1
+
+
 async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -> None:
     """robots.txt is a request like the others: at 5 per second with a bucket of 1, the first page waits for
     the token robots.txt took."""

@@ -111,7 +111,7 @@ class Robots:
         from .extract.sitemap import robots_sitemaps
 
         body = resp.body[:_ROBOTS_MAX]
-        parser = Protego.parse(body.decode("utf-8", errors="replace"))
+        parser = Protego.parse(body.decode("utf-8-sig", errors="replace"))  # (a BOM would hide the first line)
         self._apply_rate(parser, host)
         return RobotsRules(parser, sitemaps=tuple(robots_sitemaps(body)))
 
