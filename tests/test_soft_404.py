@@ -15,7 +15,7 @@ from aiohttp import web
 import linkhound
 from linkhound import Status
 from linkhound.report.common import summary_line
-from server import Site, SiteFactory
+from server import Site, SiteFactory, html
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -143,6 +143,19 @@ async def test_an_app_shell_with_no_text_is_not_judged_and_the_run_says_so(site:
     assert len(probes(site)) == 2
     (warning,) = [w for w in report.summary.warnings if "soft 404" in w]
     assert warning.startswith(f"soft 404s not checked on {site.base}: ") and "almost no text" in warning
+
+
+@pytest.mark.parametrize("rules", ["User-agent: *\nDisallow: /\nAllow: /$\nAllow: /docs/\n",
+                                   "User-agent: *\nDisallow: /*.html$\n"])
+async def test_a_crawl_makes_no_probe_robots_txt_disallows(site: Site, rules: str) -> None:
+    # the probes are made-up paths: a crawl asks them only where robots.txt lets crawlers go
+    site.page("/robots.txt", rules, content_type="text/plain")
+    site.page("/", html("/docs/a"))
+    site.page("/docs/a", html())
+    report = await linkhound.check([site.url("/")], recursive=True, soft_404=True)
+    assert probes(site) == [] and site.hits("/docs/a") == 1
+    (warning,) = [w for w in report.summary.warnings if "soft 404" in w]
+    assert warning.startswith(f"soft 404s not checked on {site.base}: robots.txt keeps crawlers off paths such as")
 
 
 async def test_soft_404s_in_the_json_report_from_the_command_line(site: Site, tmp_path: Path,

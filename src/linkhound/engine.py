@@ -102,7 +102,7 @@ class Engine:
         if s.soft_404:
             from .soft404 import SoftNotFound
 
-            soft = SoftNotFound(checker, self._pool)
+            soft = SoftNotFound(checker, self._pool, robots)
         self._client.gate = HopGate(self._pool, robots, self._in_scope)  # (hops, retries: their hosts' rates)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,

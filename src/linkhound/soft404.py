@@ -25,6 +25,7 @@ from .urls import host_of
 if TYPE_CHECKING:
     from .checker import HttpChecker, Outcome
     from .host_pool import HostPool
+    from .robots import Robots
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 SAME = 0.9  # the share of word shingles two bodies must have in common to be the same page
@@ -116,9 +117,10 @@ class SoftNotFound:
     """Judges checked pages against what their origin's unknown paths answer. One probe per origin, shared
     by every page of it, however many ask at once."""
 
-    def __init__(self, checker: HttpChecker, pool: HostPool) -> None:
+    def __init__(self, checker: HttpChecker, pool: HostPool, robots: Robots | None = None) -> None:
         self._checker = checker
         self._pool = pool  # a probe is made within the slot of the page that asked, but takes a token of its own
+        self._robots = robots  # a crawl's: its probes are paths like any other, which robots.txt may disallow
         self._profiles: dict[str, asyncio.Future[Profile]] = {}
         self.probes = 0  # requests made for probes
 
@@ -173,11 +175,16 @@ class SoftNotFound:
             return Profile(origin, note=f"internal error: {e!r}")
 
     async def _learn_from_probes(self, origin: str, host: str) -> Profile:
-        first = f"{origin}/{_token()}"
+        first, second = f"{origin}/{_token()}", f"{origin}/{_token()}/{_token()}.html"
+        for probe in (first, second):
+            if self._robots is None:
+                break
+            allowed, why = await self._robots.allowed(probe, in_slot=True)  # (the page that asked holds a slot)
+            if not allowed:
+                return Profile(origin, first, note=f"robots.txt keeps crawlers off paths such as {probe} ({why})")
         answer = await self._probe(first, host)
         if answer is None:
             return Profile(origin, first)  # a real 404 (or no answer): this origin has no soft 404s
-        second = f"{origin}/{_token()}/{_token()}.html"
         again = await self._probe(second, host)
         if again is None:
             return Profile(origin, first, note=f"{first} answered 200 but {second} did not")
