@@ -74,6 +74,32 @@ async def test_retry_after_blocks_the_host_but_not_others(site: Site, make_site:
     assert len(served_meanwhile) >= 10
 
 
+async def test_a_claim_waiting_to_retry_lends_its_global_slot_to_other_hosts(site: Site,
+                                                                              make_site: SiteFactory) -> None:
+    # --max-concurrency 2: both slots go to URLs of two hosts answering 429 (Retry-After: 1); while they wait,
+    # a third host's eight URLs are asked (they waited the whole second behind them); then the two pass
+    third, other = await make_site("127.0.0.3"), await make_site("127.0.0.2")
+    asked: set[str] = set()
+
+    async def limited(request: web.Request) -> web.StreamResponse:
+        if request.host not in asked:
+            asked.add(request.host)
+            return web.Response(status=429, headers={"Retry-After": "1"})
+        return web.Response(text="ok")
+
+    site.handler("/x", limited)
+    third.handler("/y", limited)
+    for i in range(8):
+        other.page(f"/b{i}", "ok")
+    inputs = [site.url("/x"), third.url("/y"), *[other.url(f"/b{i}") for i in range(8)]]
+    report = await linkhound.check(inputs, max_concurrency=2, max_retries=1)
+    assert all(r.status is Status.OK for r in report.results)
+    (x429, x_again), (y429, y_again) = [r.at for r in site.requests], [r.at for r in third.requests]
+    assert max(x429, y429) < min(r.at for r in other.requests)  # (the two slots went to them first)
+    assert max(r.at for r in other.requests) < min(x_again, y_again)  # served while those two waited
+    assert len(other.requests) == 8
+
+
 async def test_a_rate_limited_host_never_holds_up_others(tmp_path: Path) -> None:
     """Order, not throughput: while the slow host waits for its next token (5 per second), the fast host's
     requests go on. Instant answers from a mock transport; no timing assertion."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from http import HTTPStatus
 from typing import NamedTuple
 
@@ -77,13 +77,16 @@ class HttpChecker:
         headers: Mapping[str, str] | None = None,
         gated: bool = False,
         page: bool = False,
+        pause: Callable[[float], Awaitable[None]] | None = None,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
         caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
         request past the first (hops, retries, GET after HEAD) waits for a token of its host (the client's
         gate), and so does the first when gated (the caller holds another host's slot, or none); page: a page
-        to crawl, whose redirect robots.txt must allow."""
+        to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry (asyncio.sleep when
+        not given; a claim's gives its global slot to other hosts meanwhile)."""
         policy = self._policy
+        wait_out = pause or asyncio.sleep
         accept = policy.accepted(url) if policy.status_rules else policy.accept
         host = host or host_of(url)
         started = time.monotonic()
@@ -103,7 +106,7 @@ class HttpChecker:
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
                 if attempt < policy.max_retries:
                     attempt += 1
-                    await asyncio.sleep(self._backoff(attempt))
+                    await wait_out(self._backoff(attempt))
                     continue
                 return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), chain, time.monotonic() - started,
                                None, "", codes, True)
@@ -120,7 +123,7 @@ class HttpChecker:
                 if e.transient and attempt < policy.max_retries:
                     attempt += 1
                     chain, codes = e.chain, e.codes
-                    await asyncio.sleep(self._backoff(attempt))
+                    await wait_out(self._backoff(attempt))
                     continue
                 return Outcome(Status.ERROR, None, e.reason, e.chain, time.monotonic() - started, None, "", e.codes,
                                True)
@@ -145,7 +148,7 @@ class HttpChecker:
                 attempt += 1
                 chain, codes = resp.redirects, resp.redirect_codes
                 wait = self._backoff(attempt) if retry_after is None else retry_after
-                await asyncio.sleep(min(wait, policy.max_retry_wait))
+                await wait_out(min(wait, policy.max_retry_wait))
                 continue
             return self._verdict(resp, accept, time.monotonic() - started)
 

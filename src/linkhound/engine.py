@@ -108,6 +108,7 @@ class Engine:
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
                                 wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1),
                                 agent=agent_token(s.user_agent or ""))
+        self._fetcher.pause = self._pause
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch
@@ -266,6 +267,15 @@ class Engine:
                 return Plan.PAGE  # the state can't be written: the run stops (run() says why)
             self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
             return Plan.PAGE
+
+    async def _pause(self, seconds: float) -> None:
+        """A claim's wait before it asks again (a retry's backoff or Retry-After): its global slot serves other
+        hosts meanwhile (no head-of-line blocking), and is taken back, before new claims, to ask."""
+        self._scheduler.lend()
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            await asyncio.shield(self._scheduler.take_back())  # (cancelled: taken back all the same, then done)
 
     def host_stats(self) -> dict[str, HostStats]:
         return self._pool.stats()

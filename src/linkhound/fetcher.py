@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .checker import HttpChecker, Outcome
@@ -127,6 +127,7 @@ class Fetcher:
         self._checker = checker
         self._cache = cache
         self._to_cache: list[str] = []  # keys of redirects whose result comes from their end's: cached at the end
+        self.pause: Callable[[float], Awaitable[None]] | None = None  # a claim's wait before a retry (the engine's)
         self._parser = parser
         self._pool = pool
         self._robots = robots
@@ -194,7 +195,7 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    page=self._crawls(claim))
+                                                    page=self._crawls(claim), pause=self.pause)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:

@@ -35,6 +35,7 @@ class Scheduler:
         self._room = asyncio.Event()  # a producer held by room() may add more
         self._room_at = 0  # ... once fewer links than this are queued
         self._starved = False  # next() has a free slot and nothing it may take
+        self._owed: deque[asyncio.Future[None]] = deque()  # claims back from a pause, waiting for a global slot
         pool.when_freed(self._freed)
 
     def host_ready(self, host: str) -> None:
@@ -124,9 +125,33 @@ class Scheduler:
 
     async def _release(self, claim: Claim, served: Plan) -> None:
         self._pool.release(claim.host)
-        self._free += 1
+        self._give()
         await self._state.done(claim, served)
         self._uncap(claim.host)
+
+    def lend(self) -> None:
+        """A claim in flight is paused (a retry waiting out its backoff or Retry-After): its global slot serves
+        other hosts meanwhile. Its host slot stays held; take_back() before it asks again."""
+        self._give()
+        self._wake.set()
+
+    async def take_back(self) -> None:
+        """A global slot again for a claim that lent its own, before the claims next() would hand out."""
+        if self._free > 0 and not self._owed:
+            self._free -= 1
+            return
+        owed = asyncio.get_running_loop().create_future()
+        self._owed.append(owed)
+        await owed
+
+    def _give(self) -> None:
+        """A global slot is free: to the first claim back from a pause, if one waits, else to next()."""
+        while self._owed:
+            owed = self._owed.popleft()
+            if not owed.done():  # (a cancelled waiter takes nothing)
+                owed.set_result(None)
+                return
+        self._free += 1
 
     def _uncap(self, host: str) -> None:
         if host in self._capped:
