@@ -7,6 +7,8 @@ import contextlib
 import socket
 import struct
 import zlib
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -203,18 +205,9 @@ async def test_a_kept_alive_connection_the_server_resets_is_asked_again_on_a_new
             await writer.drain()
             await reader.readuntil(b"\r\n\r\n")  # asked again on this connection: reset it
             asked.append((me, "reset"))
-            sock = writer.get_extra_info("socket")
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        writer.transport.abort()
+        _reset(writer)
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        report = await linkhound.check([f"http://127.0.0.1:{port}/"], recursive=True, robots=False,
-                                       http_client=client, max_retries=0)
-    finally:
-        server.close()
-        await server.wait_closed()
+    report = await _check_on(serve, ["/"], recursive=True, robots=False, http_client=client, max_retries=0)
     assert {r.url.rsplit("/", 1)[1]: r.status for r in report.results} == {
         "": Status.OK, **{f"p{i}": Status.OK for i in range(4)}, **{f"leaf{i}": Status.OK for i in range(4)}}
     answered = [path for _, path in asked if path != "reset"]
@@ -231,17 +224,27 @@ async def test_a_server_that_resets_every_request_is_not_asked_again_at_once(cli
         with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
             head = await reader.readuntil(b"\r\n\r\n")
             asked.append(head.split(b" ", 2)[1].decode())
-            sock = writer.get_extra_info("socket")
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        writer.transport.abort()
+        _reset(writer)
 
+    report = await _check_on(serve, ["/a", "/b"], http_client=client, max_retries=0)
+    assert all(r.status is Status.ERROR for r in report.results)
+    assert sorted(asked) == ["/a", "/b"]
+
+
+def _reset(writer: asyncio.StreamWriter) -> None:
+    """End a connection with a reset (RST), as a server that drops it does."""
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.transport.abort()
+
+
+async def _check_on(serve: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]], paths: list[str],
+                    **options: Any) -> linkhound.Report:
+    """linkhound.check of paths on a raw server that answers as serve does (on 127.0.0.1, a free port)."""
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
     try:
-        report = await linkhound.check([f"http://127.0.0.1:{port}/a", f"http://127.0.0.1:{port}/b"],
-                                       http_client=client, max_retries=0)
+        return await linkhound.check([f"http://127.0.0.1:{port}{path}" for path in paths], **options)
     finally:
         server.close()
         await server.wait_closed()
-    assert all(r.status is Status.ERROR for r in report.results)
-    assert sorted(asked) == ["/a", "/b"]

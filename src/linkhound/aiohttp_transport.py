@@ -14,7 +14,7 @@ from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
 from .filters import AddressExcluded, AddressFilter, parse_ip
-from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, may_be_stale, origin
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, once_more_if_stale
 
 
 class ExcludingResolver(AbstractResolver):
@@ -158,20 +158,15 @@ class AiohttpTransport:
             self._resolver = None
 
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> AiohttpHop:
-        assert self._session is not None, "transport used before open()"
-        try:
-            hop = await self._send(self._session, method, url, headers)
-        except NetworkError as e:
-            if not may_be_stale(e, url, self._answered):
-                raise
-        else:
-            self._answered.add(origin(url))
-            return hop
-        # A kept-alive connection the server had closed or reset: asked again once on a new connection (from
-        # the pool, another stale one could come)
+        session = self._session
+        assert session is not None, "transport used before open()"
+        return await once_more_if_stale(url, self._answered, lambda: self._send(session, method, url, headers),
+                                        lambda: self._send(self._unpooled_session(), method, url, headers))
+
+    def _unpooled_session(self) -> aiohttp.ClientSession:
         if self._unpooled is None:
             self._unpooled = self._make_session(pooled=False)
-        return await self._send(self._unpooled, method, url, headers)
+        return self._unpooled
 
     async def _send(self, session: aiohttp.ClientSession, method: str, url: str,
                     headers: Mapping[str, str] | None) -> AiohttpHop:

@@ -14,7 +14,7 @@ from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
-from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, may_be_stale, origin
+from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, once_more_if_stale
 
 _CHUNK = 256 * 1024
 
@@ -121,20 +121,15 @@ class ReqwestTransport:
         self._client = self._unpooled = None
 
     async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
-        assert self._client is not None, "transport used before open()"
-        try:
-            hop = await self._send(self._client, method, url, headers)
-        except NetworkError as e:
-            if not may_be_stale(e, url, self._answered):
-                raise
-        else:
-            self._answered.add(origin(url))
-            return hop
-        # A kept-alive connection the server had closed or reset (it may not say so until asked): asked again
-        # once on a new connection, as the other clients do. From the pool, another stale one could come.
+        client = self._client
+        assert client is not None, "transport used before open()"
+        return await once_more_if_stale(url, self._answered, lambda: self._send(client, method, url, headers),
+                                        lambda: self._send(self._unpooled_client(), method, url, headers))
+
+    def _unpooled_client(self) -> Client:
         if self._unpooled is None:
             self._unpooled = self._build(0)
-        return await self._send(self._unpooled, method, url, headers)
+        return self._unpooled
 
     async def _send(self, client: Client, method: str, url: str, headers: Mapping[str, str] | None) -> ReqwestHop:
         try:

@@ -3,10 +3,10 @@ below the client and both transports, so neither imports the other."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from sys import intern
 from types import MappingProxyType
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 from .filters import AddressFilter
 from .settings import BasicAuth
@@ -23,11 +23,25 @@ CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"
 STALE = frozenset({"connection reset", "server closed the connection"})
 
 
-def may_be_stale(e: NetworkError, url: str, answered: set[str]) -> bool:
-    """Whether e, met asking url, may come from a kept-alive connection the server dropped: worth asking again
-    at once on a new one. Only where an earlier answer left a connection to keep (answered: the origins that
-    answered): a server that resets every request is not asked twice each time, past its host's rate."""
-    return e.transient and e.reason in STALE and origin(url) in answered
+H = TypeVar("H")
+
+
+async def once_more_if_stale(url: str, answered: set[str], pooled: Callable[[], Awaitable[H]],
+                             unpooled: Callable[[], Awaitable[H]]) -> H:
+    """pooled(), or unpooled() (the request again, on a new connection) when it failed as a kept-alive
+    connection the server dropped while idle does: reset, or closed unanswered (it may not say so until asked;
+    from the pool, another stale one could come). Only where an earlier answer left a connection to keep
+    (answered: the origins that answered): a server that resets every request is not asked twice each time,
+    past its host's rate."""
+    try:
+        hop = await pooled()
+    except NetworkError as e:
+        if not (e.transient and e.reason in STALE and origin(url) in answered):
+            raise
+    else:
+        answered.add(origin(url))
+        return hop
+    return await unpooled()
 
 
 def origin(url: str) -> str:
