@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import math
 import os
 import random
 import signal
@@ -599,6 +600,52 @@ async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_li
     one = await linkhound.check(inputs, jobs=1, **options)
     assert _comparable(two) == _comparable(one)
     assert two.summary.total == 3090
+
+
+async def test_unset_jobs_the_urls_queued_when_the_other_joins_go_by_shard(
+    tmp_path: Path, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The URLs the first process has queued and never fetched when the other joins go to it by shard, as those
+    read later do: the first, left with its part of the host's limit, keeps only its share of them (before, it
+    kept every one, and checked them at its part of the limit while the other had little to do). Only those in
+    flight then stay with it whatever their shard; the server still never sees more than the limit, each URL
+    once, and the report is the one-process report."""
+    import linkhound.shard_run
+
+    _auto_jobs(monkeypatch)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the queue below is full)
+    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
+    run: ShardedRun | None = None
+
+    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
+        await until(lambda: run is None or run.split)
+        return web.Response(text="ok")
+
+    site.prefixes["/p"] = held
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(site.url(f"/p{i}") for i in range(400)) + "\n")
+    options = dict(host_concurrency=4, max_concurrency=4)
+    started = linkhound.start([str(urls)], **options)
+    assert isinstance(started, ShardedRun)
+    run = started
+    reporting = asyncio.ensure_future(run.report())
+    # the whole limit in flight, and the reading held with a queue ahead of it (inputs still to read): busy now
+    await until(lambda: site.inflight == 4 and run._state is not None and run._state.queued >= 32)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    two = await asyncio.wait_for(reporting, HANG_GUARD)
+    assert run.split and run._state is not None
+    mine = Shard(0, 2).owns
+    # the other shard's URLs checked here: those in flight as the other joined, and those taken back at the end
+    kept = sum(not mine(key) for key in run._state._records) - run.taken_back
+    assert 0 <= kept <= 4, (kept, run.taken_back)
+    assert run.handed_over >= 8
+    assert site.peak <= 4
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    site.requests.clear()
+    run = None  # (the one-process run's requests are answered at once)
+    one = await linkhound.check([str(urls)], jobs=1, **options)
+    assert _comparable(two) == _comparable(one)
+    assert two.summary.total == 400 and two.summary.success
 
 
 async def test_jobs_a_process_out_of_its_own_urls_takes_back_its_share_of_the_others(

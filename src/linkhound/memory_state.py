@@ -145,14 +145,37 @@ class MemoryState:
                 if r.served is not None:  # queued again, its plan raised: it stays
                     kept.append(entry)
                     continue
-                del self._records[r.key]
-                r.progress = Progress.DONE
-                self._queued -= 1
-                self.unfinished -= 1
-                given.append(Found(r.key, r.url, r.host, r.depth, r.crawlable, r.body, r.seed))
+                given.append(self._given(r))
             for entry in kept:
                 heapq.heappush(queue, entry)
         return given
+
+    def give_away_unless(self, keep: Callable[[str], bool]) -> list[Found]:
+        """Every queued URL never fetched whose key keep() refuses, taken out of this state and returned as found,
+        for another process to check (--jobs: ShardState.hand_over)."""
+        given: list[Found] = []
+        for queue in self._queues.values():
+            kept = []
+            for entry in queue:
+                r, token = entry[2], entry[3]
+                if r.token != token or r.progress is not Progress.QUEUED:
+                    continue  # (stale: dropped here as claim() would)
+                if r.served is not None or keep(r.key):  # (queued again, its plan raised: it stays)
+                    kept.append(entry)
+                else:
+                    given.append(self._given(r))
+            if len(kept) < len(queue):
+                heapq.heapify(kept)
+                queue[:] = kept
+        return given
+
+    def _given(self, r: _Rec) -> Found:
+        """r, queued and never fetched, taken out of this state (give_away)."""
+        del self._records[r.key]
+        r.progress = Progress.DONE
+        self._queued -= 1
+        self.unfinished -= 1
+        return Found(r.key, r.url, r.host, r.depth, r.crawlable, r.body, r.seed)
 
     def record(self, key: str) -> Record | None:
         r = self._records.get(key)

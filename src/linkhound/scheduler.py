@@ -55,9 +55,12 @@ class Scheduler:
             self.wake_host(host)
 
     def resize(self, most: int) -> None:
-        """At most `most` requests at once from now on: those in flight past it finish, none starts meanwhile."""
+        """At most `most` requests at once from now on: those in flight past it finish, none starts meanwhile.
+        (--jobs: the others join, and links queued here may have gone to them: a producer held by room() looks
+        again at once, not at the next request taken, which may be long in coming while those past it finish.)"""
         self._free -= self._most - most
         self._most = most
+        self._room.set()
 
     @property
     def within_limits(self) -> bool:

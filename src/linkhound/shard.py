@@ -222,6 +222,16 @@ class ShardState(MemoryState):
                     elsewhere[f.key] = f.depth
         return await super().add(mine, parent, hop, known)
 
+    def hand_over(self) -> list[Found]:
+        """The URLs queued here and never fetched that another process's shard owns, taken out of this state, held
+        elsewhere from now on, for the others to check: handed over as the others join a run this process began
+        alone, so that the URLs read by then go by shard as those read later do (each process's share of the URLs
+        to its share of the limits). Those fetched, in flight, or queued again for a raised plan stay here."""
+        given = self.give_away_unless(self._shard.owns)
+        for f in given:
+            self._elsewhere[f.key] = f.depth
+        return given
+
     def held(self) -> list[tuple[str, int]]:
         """The key and depth of every URL this process holds (told to the others when they join)."""
         return [(key, r.depth) for key, r in self._records.items()]

@@ -85,6 +85,7 @@ class ShardedRun(Run):
         self._asked: dict[ShardProcess, asyncio.Future[list[Found]]] = {}  # URLs asked back, not given yet
         self._gone: set[ShardProcess] = set()  # those whose lines have ended
         self.taken_back = 0  # URLs the others gave back (checked here instead)
+        self.handed_over = 0  # URLs queued here that went to the others as they joined (--jobs unset)
         shard = Shard(0, count)
         make_state = shard.state(self._forward, split=not self._lazy)
 
@@ -190,15 +191,20 @@ class ShardedRun(Run):
                 return
 
     async def _split(self) -> None:
-        """The others join: from now on the links read go by shard (the URLs held here stay here: the others are
-        told them first, with the redirect ends' answers kept here), and this process keeps only its part of
-        each limit. Nothing goes to the others until the requests past that part have ended, so that together
-        they never go past a limit."""
+        """The others join: from now on the links read go by shard, and so do those queued here and never fetched
+        (handed over: this process keeps only its part of each limit, so it must keep only its share of the
+        URLs too); those fetched or in flight stay here (the others are told them first, with the redirect ends'
+        answers kept here). Nothing goes to the others until the requests past that part have ended, so that
+        together they never go past a limit."""
         state, pool, shard = self._state, self._pools[0] if self._pools else None, Shard(0, self._count)
         if state is None or pool is None or not pool.divisible(shard):
             return
+        handed = state.hand_over()
         ends = [end_record(key, end) for key, end in self._engine.fetcher.kept_ends()]
         self._held = [encode_held(state.held()), *([encode_control(KEPT, ends)] if ends else [])]
+        if handed:
+            self._held.append(encode_found(handed))
+        self.handed_over = len(handed)
         state.split = True
         pool.divide(shard)
         self._engine.resize(shard.part(self._settings.max_concurrency))

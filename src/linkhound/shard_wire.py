@@ -1,7 +1,8 @@
 """What the processes of a run (`--jobs`) tell each other, one JSON value per line.
 
 To a shard's process (stdin): its settings, pickled behind their length, then each batch of links found, as
-Found arrays (it keeps those of its shard); {"k": [[key, depth], ...]}: URLs the first process holds (told when
+Found arrays (it keeps those of its shard; as the others join a run the first process began alone, one is the
+URLs it had queued and never fetched); {"k": [[key, depth], ...]}: URLs the first process holds (told when
 the others join a run it began alone: never fetched by another, whatever their shard); {"w": [host, until]}:
 a host asked another process to wait until then (time.time()); {"a": [[key, result, served, anchors, final,
 nofollow], ...]}: redirect ends' answers another process kept (keep them too: no second request of an end);
