@@ -648,6 +648,69 @@ async def test_unset_jobs_the_urls_queued_when_the_other_joins_go_by_shard(
     assert two.summary.total == 400 and two.summary.success
 
 
+async def test_unset_jobs_hops_fetched_before_the_other_joins_are_not_asked_again_there(
+    tmp_path: Path, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hops the first process's redirects fetched before the other joined, and those they are fetching as it
+    joins, are told to the other then, as it would have been told them had it been there: a hop listed on its own
+    further down, of the other's shard, takes the way its redirect went, or waits for it (no second request).
+    Before, the other asked each of them again."""
+    import linkhound.shard_run
+
+    _auto_jobs(monkeypatch)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the hops below are reached)
+    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
+    run: ShardedRun | None = None
+    other = Shard(1, 2)
+
+    def hop_path(j: int) -> str:  # a hop of the other process's shard
+        return next(p for n in range(1000) if other.owns(canonical_key(site.url(p := f"/h{j}-{n}"))))
+
+    hops = [hop_path(j) for j in range(8)]
+    after = [f"/p{i}" for i in range(200, 300)]  # listed after the hops
+    theirs = [p for p in after if other.owns(canonical_key(site.url(p)))]
+
+    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
+        await until(lambda: run is None or run.split)
+        return web.Response(text="ok")
+
+    async def in_flight(request: web.Request) -> web.StreamResponse:  # (once the other has its hop's claim)
+        await until(lambda: run is None or all(site.hits(p) for p in theirs))  # (a few maybe asked back, here)
+        return web.Response(status=301, headers={"Location": request.path.replace("/h", "/u").split("-")[0]})
+
+    for j, hop in enumerate(hops):
+        site.redirect(f"/t{j}", hop)
+        site.page(f"/u{j}", "ok")
+        if j < 6:  # fetched before the other joins
+            site.redirect(hop, f"/u{j}")
+        else:  # in flight as it joins, until the other has taken the hop's own claim
+            site.handler(hop, in_flight)
+    site.prefixes["/p"] = held
+    lines = [site.url(f"/t{j}") for j in range(8)] + [site.url(f"/p{i}") for i in range(200)]
+    lines += [site.url(hop) for hop in hops] + [site.url(p) for p in after]
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    # (the first process's part of 32 is 8: the redirects waiting at their hops take two, once it joins)
+    options = dict(host_concurrency=32, max_concurrency=32)
+    started = linkhound.start([str(urls)], **options)
+    assert isinstance(started, ShardedRun)
+    run = started
+    reporting = asyncio.ensure_future(run.report())
+    await until(lambda: all(site.hits(f"/u{j}") for j in range(6)) and all(site.hits(h) for h in hops[6:])
+                and site.inflight == 32 and run._state is not None and run._state.queued >= 64)
+    assert all(run._state.depth(canonical_key(site.url(hop))) is None for hop in hops)  # (not read yet)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    two = await asyncio.wait_for(reporting, HANG_GUARD)
+    assert run.split
+    assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
+    site.requests.clear()
+    run = None
+    one = await linkhound.check([str(urls)], jobs=1, **options)
+    assert max(site.counts().values()) == 1
+    assert _comparable(two) == _comparable(one)
+    assert two.summary.total == 316
+
+
 async def test_jobs_a_process_out_of_its_own_urls_takes_back_its_share_of_the_others(
     tmp_path: Path, make_site: SiteFactory
 ) -> None:

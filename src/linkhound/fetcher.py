@@ -497,6 +497,19 @@ class Fetcher:
         """The redirect ends kept here, by key (told to the others of a --jobs run when they join)."""
         return list(self._ends.items()) if self._ends is not None else []
 
+    def kept_ways(self) -> list[tuple[list[str], Way]]:
+        """Where the redirects that fetched hops here went, with the keys of the hops each fetched (told to the
+        others of a --jobs run when they join, after the ends kept: a hop's own link there takes its way)."""
+        hops: dict[Way, list[str]] = {}
+        for key, way in self._ways.items():
+            hops.setdefault(way, []).append(key)
+        return [(keys, way) for way, keys in hops.items()]
+
+    def reaching_now(self) -> list[str]:
+        """The keys of the hops redirects here are fetching now (told to the others of a --jobs run when they
+        join: a hop's own link there waits for where it went, told as the redirect ends)."""
+        return list(self._reaching)
+
     async def _answer(self, claim: Claim, outcome: Outcome) -> Fetched:
         if self._soft is not None and outcome.same_as:
             outcome = await self._soft.redirected(claim.url, claim.host, outcome)

@@ -194,14 +194,19 @@ class ShardedRun(Run):
         """The others join: from now on the links read go by shard, and so do those queued here and never fetched
         (handed over: this process keeps only its part of each limit, so it must keep only its share of the
         URLs too); those fetched or in flight stay here (the others are told them first, with the redirect ends'
-        answers kept here). Nothing goes to the others until the requests past that part have ended, so that
-        together they never go past a limit."""
+        answers kept here and the hops fetched). Nothing goes to the others until the requests past that part
+        have ended, so that together they never go past a limit."""
         state, pool, shard = self._state, self._pools[0] if self._pools else None, Shard(0, self._count)
         if state is None or pool is None or not pool.divisible(shard):
             return
         handed = state.hand_over()
-        ends = [end_record(key, end) for key, end in self._engine.fetcher.kept_ends()]
+        fetcher = self._engine.fetcher
+        ends = [end_record(key, end) for key, end in fetcher.kept_ends()]
         self._held = [encode_held(state.held()), *([encode_control(KEPT, ends)] if ends else [])]
+        # the hops this process's redirects fetched, and those they are fetching (where those went is told as
+        # they end), as the others would have been told them had they been there from the start
+        self._held += [encode_control(REACHED, [keys, way_record(way)]) for keys, way in fetcher.kept_ways()]
+        self._held += [encode_control(REACHING, key) for key in fetcher.reaching_now()]
         if handed:
             self._held.append(encode_found(handed))
         self.handed_over = len(handed)
