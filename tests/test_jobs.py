@@ -711,6 +711,47 @@ async def test_unset_jobs_hops_fetched_before_the_other_joins_are_not_asked_agai
     assert two.summary.total == 316
 
 
+async def test_unset_jobs_the_other_starts_its_buckets_no_fuller_than_the_first_left_them(
+    tmp_path: Path, site: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host's burst is spent by the first process alone; when the other joins, its part of the bucket starts
+    as empty as the first's is (a line tells it how full), so the server never sees more than the burst plus
+    the rate over any stretch of time. Before, the other's part started full: 15 more requests at once."""
+    import linkhound.shard_run
+
+    _auto_jobs(monkeypatch)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the burst is spent)
+    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
+    run: ShardedRun | None = None
+
+    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
+        await until(lambda: run is None or run.split)
+        return web.Response(text="ok")
+
+    site.prefixes["/p"] = held
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(site.url(f"/p{i}") for i in range(400)) + "\n")
+    rate, burst = 2.0, 20
+    # (every global slot in flight: the reading is held, inputs still to read, so the other can join)
+    started = linkhound.start([str(urls)], host_rate=rate, host_burst=burst, host_concurrency=burst,
+                              max_concurrency=burst)
+    assert isinstance(started, ShardedRun)
+    run = started
+    reporting = asyncio.ensure_future(run.report())
+    await until(lambda: site.inflight == burst)
+    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    await until(lambda: run.split)
+    await asyncio.sleep(1.5)  # (the other has had its links a while: with a full part, it sends them at once)
+    run.stop()
+    await asyncio.wait_for(reporting, HANG_GUARD)
+    assert run._state is not None and run._state._elsewhere  # (the other had links of its own)
+    times = sorted(r.at for r in site.requests)
+    over = [(j - i + 1, times[j] - times[i]) for i in range(len(times)) for j in range(i, len(times))
+            if j - i + 1 > burst + rate * (times[j] - times[i]) + 1]
+    assert not over, over[:5]
+    assert max(site.counts().values()) == 1
+
+
 async def test_jobs_a_process_out_of_its_own_urls_takes_back_its_share_of_the_others(
     tmp_path: Path, make_site: SiteFactory
 ) -> None:

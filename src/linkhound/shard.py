@@ -154,13 +154,33 @@ class ShardPool(HostPool):
         limits = [self._default, *self._overrides.values(), *(h.limits for h in self._hosts.values())]
         return all(_splits(lim, shard.count) for lim in limits)
 
-    def divide(self, shard: Shard) -> None:
-        """From now on only shard's part of each limit (the pool was made whole: the other processes start)."""
+    def divide(self, shard: Shard) -> list[tuple[str, float]]:
+        """From now on only shard's part of each limit (the pool was made whole: the other processes start). Each
+        host's bucket stays as full as it was, of its part; the levels of those not full are returned, for the
+        others to start theirs no fuller (fill): together they hold the tokens this pool held, no more."""
+        now = self._clock()
+        levels = []
         self._default = shard.limits(self._default)
         self._overrides = {host: shard.limits(lim) for host, lim in self._overrides.items()}
-        for h in self._hosts.values():
-            h.limits = shard.limits(h.limits)
-            h.tokens = min(h.tokens, float(h.limits.burst))
+        for host, h in self._hosts.items():
+            whole = h.limits
+            h.limits = shard.limits(whole)
+            if whole.rate is not None:
+                level = min(1.0, (h.tokens + (now - h.refilled) * whole.rate) / whole.burst)
+                h.tokens, h.refilled = level * h.limits.burst, now
+                if level < 1.0:
+                    levels.append((host, level))
+        return levels
+
+    def fill(self, levels: Iterable[Sequence[Any]]) -> None:
+        """The levels of the first process's buckets as this one joined (divide: host, level pairs): this one's
+        buckets of those hosts start no fuller, so the two never send more than a burst between them."""
+        now = self._clock()
+        for host, level in levels:
+            h = self._host(host)
+            if h.limits.rate is not None:
+                h.tokens = min(h.tokens + (now - h.refilled) * h.limits.rate, level * h.limits.burst)
+                h.refilled = now
 
     def within_limits(self) -> bool:
         """Whether no host has more requests in flight here than its concurrency allows now."""

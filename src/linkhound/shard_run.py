@@ -45,6 +45,7 @@ from .shard_wire import (
     REACHING,
     SAME_AS,
     STOP_LINE,
+    TOKENS,
     WAIT,
     anchors_of,
     decode,
@@ -211,7 +212,9 @@ class ShardedRun(Run):
             self._held.append(encode_found(handed))
         self.handed_over = len(handed)
         state.split = True
-        pool.divide(shard)
+        levels = pool.divide(shard)
+        if levels:  # (first: the others' buckets start no fuller than this one's, before any link reaches them)
+            self._held.insert(0, encode_control(TOKENS, levels))
         self._engine.resize(shard.part(self._settings.max_concurrency))
         try:
             while not (self._engine.within_limits() and pool.within_limits()) and not self._stopped:

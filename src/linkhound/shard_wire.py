@@ -40,6 +40,7 @@ HELD = "k"  # what the first process tells the others: URLs held elsewhere, neve
 REACHING, REACHED = "h", "r"  # a hop a redirect is fetching now; the hops it fetched, and where it went
 GIVE = "g"  # the first process asks for URLs back (its own are done); a shard's answer: those it gives
 ASK = "q"  # a hop a redirect reached, for the first process to fetch (one process fetches every hop: no tie)
+TOKENS = "t"  # as the others join (--jobs unset): how full the first process's host buckets are, of its part
 HEADER_BYTES = 8  # the settings' length, big-endian
 STOP_LINE = b'{"stop":1}\n'
 LINKS_END_LINE = b'{"n":1}\n'
@@ -138,8 +139,9 @@ def encode_control(kind: str, value: Any) -> bytes:
 
 def decode_control(line: bytes) -> dict[str, Any] | None:
     """A wait line ({"w": [host, until]}), a held line ({"k": [[key, depth], ...]}), or what another process
-    tells of its redirects ({"a": [end_record, ...]}, {"h": key}, {"r": [keys, way_record]}); None for a line
-    of links (or the stop line)."""
+    tells of its redirects ({"a": [end_record, ...]}, {"h": key}, {"r": [keys, way_record]}), the first
+    process's bucket levels as the others join ({"t": [[host, level], ...]}); None for a line of links (or the
+    stop line)."""
     import orjson
     if not line.startswith(b"{") or line == STOP_LINE:
         return None

@@ -39,6 +39,7 @@ from .shard_wire import (
     REACHING,
     SAME_AS,
     STOP_LINE,
+    TOKENS,
     WAIT,
     Record,
     anchors_record,
@@ -216,6 +217,8 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
         elif REACHED in control:
             keys, way = control[REACHED]
             engine.fetcher.reached_elsewhere(keys, way_of(way))
+        elif TOKENS in control:
+            pools[0].fill(control[TOKENS])
         else:
             pools[0].wait_until(*control[WAIT])
 
