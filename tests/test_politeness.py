@@ -100,6 +100,28 @@ async def test_a_claim_waiting_to_retry_lends_its_global_slot_to_other_hosts(sit
     assert len(other.requests) == 8
 
 
+async def test_a_redirect_waiting_at_its_hop_host_rate_lends_its_global_slot(site: Site,
+                                                                            make_site: SiteFactory) -> None:
+    # --max-concurrency 2: both slots go to URLs of two hosts that redirect twice into a host allowed one request
+    # a second; their hops wait for its tokens (one at once, the next three a second apart), and meanwhile a
+    # fourth host's eight URLs are asked (before, they waited until one of the redirects ended, 2 s on)
+    second, target, other = [await make_site(h) for h in ("127.0.0.4", "127.0.0.3", "127.0.0.2")]
+    for n, start in enumerate((site, second)):
+        start.redirect("/r", target.url(f"/x{n}"), code=302)
+        target.redirect(f"/x{n}", f"/y{n}", code=302)
+        target.page(f"/y{n}", "ok")
+    for i in range(8):
+        other.page(f"/b{i}", "ok")
+    inputs = [site.url("/r"), second.url("/r"), *[other.url(f"/b{i}") for i in range(8)]]
+    report = await linkhound.check(inputs, max_concurrency=2, hosts={"127.0.0.3": {"rate": 1.0, "burst": 1}})
+    assert all(r.status is Status.OK for r in report.results), [r for r in report.results if r.status != Status.OK]
+    starts = [r.at for r in (*site.requests, *second.requests)]
+    hops = sorted(r.at for r in target.requests)
+    assert len(hops) == 4 and max(starts) < min(r.at for r in other.requests)  # (the two slots went to them first)
+    assert max(r.at for r in other.requests) < hops[1]  # served while both redirects waited for a token
+    assert len(other.requests) == 8
+
+
 async def test_a_rate_limited_host_never_holds_up_others(tmp_path: Path) -> None:
     """Order, not throughput: while the slow host waits for its next token (5 per second), the fast host's
     requests go on. Instant answers from a mock transport; no timing assertion."""

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import NamedTuple
 
-from .client import Headers, HopRefused, HopTimeout, HttpClient, KnownTarget, NetworkError, RedirectError, Response
+from .client import (
+    Headers,
+    HopRefused,
+    HopTimeout,
+    HttpClient,
+    KnownTarget,
+    NetworkError,
+    Pause,
+    RedirectError,
+    Response,
+)
 from .filters import AddressExcluded
 from .host_pool import HostPool
 from .settings import Settings, StatusRule
@@ -77,14 +87,14 @@ class HttpChecker:
         headers: Mapping[str, str] | None = None,
         gated: bool = False,
         page: bool = False,
-        pause: Callable[[float], Awaitable[None]] | None = None,
+        pause: Pause | None = None,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
         caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
         request past the first (hops, retries, GET after HEAD) waits for a token of its host (the client's
         gate), and so does the first when gated (the caller holds another host's slot, or none); page: a page
-        to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry (asyncio.sleep when
-        not given; a claim's gives its global slot to other hosts meanwhile)."""
+        to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry and for a token at the
+        gate (asyncio.sleep when not given; a claim's gives its global slot to other hosts meanwhile)."""
         policy = self._policy
         wait_out = pause or asyncio.sleep
         accept = policy.accepted(url) if policy.status_rules else policy.accept
@@ -98,9 +108,10 @@ class HttpChecker:
             this_gated, gated = gated, True  # (only the first request may be the one the caller's slot is for)
             try:
                 if chain:
-                    resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page)
+                    resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page,
+                                                     pause)
                 else:
-                    resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page)
+                    resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page, pause)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())

@@ -5,7 +5,7 @@ needs its resolver). Nothing past this module knows which stack runs."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .cookies import Cookies
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 AUTO_BACKEND = "native"  # what auto means where every stack can do the job
+Pause = Callable[[float], Awaitable[None]]  # a check's wait of so many seconds (a claim's lends its global slot)
 __all__ = [
     "ClientOptions", "Headers", "HopGate", "HopRefused", "HttpClient", "KnownTarget", "NetworkError", "RedirectError",
     "Response", "Transport",
@@ -50,9 +51,10 @@ class HopGate(Protocol):
     """Room for the requests a check makes past its first (a redirect's hops, a retry, GET after HEAD) in the
     limits of each one's host, as the scheduler gives the first: `hop_gate.HopGate`."""
 
-    async def enter(self, url: str, page: bool) -> None:
+    async def enter(self, url: str, page: bool, pause: Pause | None = None) -> None:
         """Wait until url may be asked (a token of its host's rate). page: robots.txt is asked too (raises
-        HopRefused)."""
+        HopRefused). pause(seconds) waits for the token (asyncio.sleep when not given; a claim's gives its global
+        slot to other hosts meanwhile)."""
 
 
 class KnownTarget(Exception):
@@ -148,6 +150,7 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         gated: bool = False,
         page: bool = False,
+        pause: Pause | None = None,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
@@ -160,14 +163,15 @@ class HttpClient:
         A redirect to a URL known(url) says the run checks on its own raises KnownTarget: its result is reused.
         With a gate, the requests past the one the caller's slot was taken for wait there for a token of their
         host: a redirect's hops, and url itself when gated (a retry, GET after HEAD, a URL of another host than
-        the slot's). page: a page to crawl, whose hops robots.txt must allow (else HopRefused).
+        the slot's), pause(seconds) waiting for the token (the gate's). page: a page to crawl, whose hops
+        robots.txt must allow (else HopRefused).
         """
         if gated:
-            await self._enter(url, page, ())
+            await self._enter(url, page, (), pause)
         hop = await self._request(method, url, url, (), headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
-        return await self._redirected(url, method, want_body, known, headers, hop, location, page=page)
+        return await self._redirected(url, method, want_body, known, headers, hop, location, page=page, pause=pause)
 
     async def resume(
         self,
@@ -179,16 +183,18 @@ class HttpClient:
         known: Callable[[str], bool] | None = None,
         headers: Mapping[str, str] | None = None,
         page: bool = False,
+        pause: Pause | None = None,
     ) -> Response:
         """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
         before it not asked again: a retry where that hop failed, or answered with a code worth asking again.
-        page: as fetch()'s (the hop asked again waits at the gate)."""
+        page, pause: as fetch()'s (the hop asked again waits at the gate)."""
         current = chain[-1]
-        await self._enter(current, page, chain)
+        await self._enter(current, page, chain, pause)
         hop = await self._hop(method, current, url, chain, codes, headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, current, chain, want_body, codes)
-        return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page)
+        return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page,
+                                      pause)
 
     async def _redirected(
         self,
@@ -202,6 +208,7 @@ class HttpClient:
         before: tuple[str, ...] = (),
         before_codes: tuple[int, ...] = (),
         page: bool = False,
+        pause: Pause | None = None,
     ) -> Response:
         """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
         last hop's), a redirect to location. Each hop waits at the gate."""
@@ -234,19 +241,19 @@ class HttpClient:
             if known is not None and known(target):
                 raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
-            await self._enter(current, page, tuple(chain))
+            await self._enter(current, page, tuple(chain), pause)
             hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
             following = _location(hop) if hop.status in _REDIRECT_CODES else None
             if following is None:
                 return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
             location = following
 
-    async def _enter(self, url: str, page: bool, chain: tuple[str, ...]) -> None:
+    async def _enter(self, url: str, page: bool, chain: tuple[str, ...], pause: Pause | None) -> None:
         """Wait at the gate (if any) before a request to url past a check's first."""
         if self.gate is None:
             return
         try:
-            await self.gate.enter(url, page)
+            await self.gate.enter(url, page, pause)
         except HopRefused as e:
             raise HopRefused(str(e), chain) from None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from .checker import HttpChecker, Outcome
@@ -25,6 +25,7 @@ from .urls import canonical_key, host_of
 
 if TYPE_CHECKING:
     from .cache import ResultCache
+    from .client import Pause
     from .ledger import Ledger
     from .robots import Robots
 
@@ -127,7 +128,7 @@ class Fetcher:
         self._checker = checker
         self._cache = cache
         self._to_cache: list[str] = []  # keys of redirects whose result comes from their end's: cached at the end
-        self.pause: Callable[[float], Awaitable[None]] | None = None  # a claim's wait before a retry (the engine's)
+        self.pause: Pause | None = None  # a claim's wait (a retry's, a token's at the gate): the engine's
         self._parser = parser
         self._pool = pool
         self._robots = robots
@@ -197,7 +198,7 @@ class Fetcher:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
                                                     page=self._crawls(claim), pause=self.pause)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
-                outcome = await self._joined(claim, outcome, method, want_body, validators)
+                outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
                 if end.served is _CHECK and claim.plan is not _CHECK:  # (a status only: the claim wants the body,
                     end = await self._end_asked(canonical_key(outcome.same_as))  # which another may be asking)
@@ -409,11 +410,12 @@ class Fetcher:
             del self._waiting[task]
 
     async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
-                      validators: dict[str, str] | None) -> Outcome:
+                      validators: dict[str, str] | None, pause: Pause | None = None) -> Outcome:
         """A redirect that stopped at a hop another redirect is fetching: from there on, the way is that
         redirect's (its chain from the hop on, and where it ended: an answer kept here, or a URL checked on its
         own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
-        joined would loop or be too long), this claim is checked again on its own."""
+        joined would loop or be too long), this claim is checked again on its own (pause: its waits, where it
+        holds a global slot)."""
         key = canonical_key(outcome.same_as)
         way = self._ways.get(key)
         if way is not None:  # (a hop fetched before, unless it is a URL the run checks on its own now)
@@ -427,7 +429,7 @@ class Fetcher:
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
-                                             gated=True, page=self._crawls(claim))  # (asked again)
+                                             gated=True, page=self._crawls(claim), pause=pause)  # (asked again)
         return joined
 
     async def _end_asked(self, key: str) -> Fetched | None:
@@ -445,7 +447,7 @@ class Fetcher:
         if self._others is None and key not in self._reaching and key not in self._remote:
             self._reach(key)
         on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, gated=True,
-                                       page=self._crawls(claim))
+                                       page=self._crawls(claim), pause=self.pause)
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
 
