@@ -207,3 +207,18 @@ async def test_probes_take_their_tokens_of_the_host_rate(site: Site) -> None:
     # for arrival jitter on a loaded machine)
     for k, t in enumerate(times):
         assert t - t0 >= k / 10.0 - 0.05, (k, t - t0, [r.path for r in sorted(site.requests, key=lambda r: r.at)])
+
+
+async def test_a_page_of_megabytes_of_text_is_judged_by_its_first_words(site: Site) -> None:
+    # a page of the site's title and 300,000 words: fingerprinted by its first MOST_WORDS only (before, every word
+    # and every shingle of it: 30 MB of text took ~280 MB more memory), and still told from the not-found page
+    from linkhound.soft404 import MOST_WORDS, fingerprint
+
+    soft_404_site(site)
+    big = layout("<h1>Changelog</h1><p>" + " ".join(f"release{i % 5000} notes" for i in range(150_000)) + "</p>")
+    site.page("/changelog", big)
+    assert MOST_WORDS - 10 < len(fingerprint(big.encode(), site.url("/changelog")).words) <= MOST_WORDS
+    report = await linkhound.check([site.url(p) for p in ("/changelog", "/install", "/gone")], soft_404=True)
+    results = by_url(report)
+    assert results[site.url("/changelog")].status is Status.OK
+    assert results[site.url("/gone")].status is Status.SOFT_404
