@@ -88,6 +88,9 @@ def start(
     cfg = _config(config)
     s = _settings(settings, cfg, options)
     read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
+    from .run import Callback
+
+    callback = None if on_event is None else Callback(on_event)
     if transport is None and s.jobs != 1:
         from .shard import jobs_for
 
@@ -95,7 +98,7 @@ def start(
         if jobs > 1:
             from .shard_run import ShardedRun
 
-            return ShardedRun(s, on_event, read, jobs)
+            return ShardedRun(s, callback, read, jobs)
     from .parse_ahead import ParseAhead
 
     # forked before the engine loads (aiohttp, the HTTP stack: its threads, its imports, which the parsing
@@ -108,7 +111,7 @@ def start(
     # a list's results are made for the report while it waits on answers; not a crawl's, nor a folder's of
     # documents, whose targets mostly get more references after their result (made again at the end)
     lists = not s.recursive and all(i.is_url or i.kind is Kind.TEXT for i in read)
-    return Run(Engine(s, on_event, transport, ahead=ahead), read, ahead=lists)
+    return Run(Engine(s, callback, transport, ahead=ahead), read, ahead=lists, callback=callback)
 
 
 def preview(

@@ -76,6 +76,7 @@ class HttpChecker:
         self._client = client
         self._pool = pool
         self._policy = policy
+        self.stopping = False  # the run is stopping (stop(), a first Ctrl+C): no retry starts, none waits on
 
     async def check(
         self,
@@ -115,10 +116,11 @@ class HttpChecker:
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
-                if attempt < policy.max_retries:
+                if self._retries(attempt):
                     attempt += 1
                     await wait_out(self._backoff(attempt))
-                    continue
+                    if not self.stopping:
+                        continue
                 return Outcome(Status.TIMEOUT, None, timed_out(policy.timeout), chain, time.monotonic() - started,
                                None, "", codes, True)
             except KnownTarget as e:
@@ -131,11 +133,12 @@ class HttpChecker:
                 return Outcome(Status.EXCLUDED, None, e.reason, e.chain, time.monotonic() - started)
             except NetworkError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
-                if e.transient and attempt < policy.max_retries:
+                if e.transient and self._retries(attempt):
                     attempt += 1
                     chain, codes = e.chain, e.codes
                     await wait_out(self._backoff(attempt))
-                    continue
+                    if not self.stopping:
+                        continue
                 return Outcome(Status.ERROR, None, e.reason, e.chain, time.monotonic() - started, None, "", e.codes,
                                True)
             code = resp.status
@@ -155,12 +158,13 @@ class HttpChecker:
                 method = "GET"  # not a retry: the server may only refuse HEAD
                 chain, codes = resp.redirects, resp.redirect_codes
                 continue
-            if code in RETRY_CODES and code not in accept and attempt < policy.max_retries:
+            if code in RETRY_CODES and code not in accept and self._retries(attempt):
                 attempt += 1
                 chain, codes = resp.redirects, resp.redirect_codes
                 wait = self._backoff(attempt) if retry_after is None else retry_after
                 await wait_out(min(wait, policy.max_retry_wait))
-                continue
+                if not self.stopping:
+                    continue
             return self._verdict(resp, accept, time.monotonic() - started)
 
     @staticmethod
@@ -191,6 +195,10 @@ class HttpChecker:
         if resp.truncated and status is Status.OK:
             reason = BODY_CUT
         return Outcome(status, code, reason, resp.redirects, elapsed, resp, "", resp.redirect_codes)
+
+    def _retries(self, attempt: int) -> bool:
+        """Whether a check that failed `attempt` retries in asks again (unless the run stops meanwhile)."""
+        return attempt < self._policy.max_retries and not self.stopping
 
     def _backoff(self, attempt: int) -> float:
         import random  # here: most runs never retry

@@ -135,6 +135,7 @@ class Engine:
             self._journal.notes_source = self._run_notes
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self._stopped = asyncio.Event()  # set by stop(): a claim waiting to ask again gives up then
         self._read_ahead = max(_SEED_BATCH, _READ_AHEAD * s.max_concurrency)
         # --changed-since: the changed lines of each file, and the links left out as unchanged
         self._changed: ChangedLines | None = None
@@ -228,10 +229,16 @@ class Engine:
         # requests start while inputs are read. A context of its own: the loop below runs where claims are
         # taken, and a producer's adds belong to no claim (a shared state logs them by the claim they came from)
         feeding = asyncio.get_running_loop().create_task(feed(), context=contextvars.Context())
-        while (claim := await self._scheduler.next()) is not None:
-            self._spawn(self._work(claim))
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        try:
+            while (claim := await self._scheduler.next()) is not None:
+                self._spawn(self._work(claim))
+            while self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+        except asyncio.CancelledError:  # the run itself is cancelled (its caller's wait_for, a task.cancel()):
+            self.cancel()  # no claim goes on in the background, and none is left behind
+            feeding.cancel()
+            await asyncio.gather(feeding, *self._tasks, *self._fetcher.cancel(), return_exceptions=True)
+            raise
         await feeding  # its error, if any, ends the run
 
     async def _work(self, claim: Claim | None) -> None:
@@ -269,11 +276,16 @@ class Engine:
             return Plan.PAGE
 
     async def _pause(self, seconds: float) -> None:
-        """A claim's wait before it asks again (a retry's backoff or Retry-After): its global slot serves other
-        hosts meanwhile (no head-of-line blocking), and is taken back, before new claims, to ask."""
+        """A claim's wait before it asks again (a retry's backoff or Retry-After, a token at the hop gate): its
+        global slot serves other hosts meanwhile (no head-of-line blocking), and is taken back, before new
+        claims, to ask. Cut short by stop(): the checker then asks no more, and a hop's wait goes on."""
         self._scheduler.lend()
         try:
-            await asyncio.sleep(seconds)
+            if self._stopping:  # (a token's wait at the hop gate: the redirect in flight goes on)
+                await asyncio.sleep(seconds)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopped.wait(), seconds)
         finally:
             await asyncio.shield(self._scheduler.take_back())  # (cancelled: taken back all the same, then done)
 
@@ -319,6 +331,8 @@ class Engine:
     def stop(self) -> None:
         """First Ctrl+C: take no new work; in-flight requests finish or time out."""
         self._stopping = True
+        self._stopped.set()
+        self._checker.stopping = True
         self._scheduler.stop()
 
     def cancel(self) -> None:

@@ -157,6 +157,13 @@ class Fetcher:
             self._pool.unhold(claim.host)
             ready(claim.host)
 
+    def cancel(self) -> list[asyncio.Task[None]]:
+        """Cancel the requests this fetcher made on its own (hops another process asked for): the run is cancelled.
+        The tasks, to await."""
+        for task in self._tasks:
+            task.cancel()
+        return list(self._tasks)
+
     async def close(self) -> None:
         while self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)

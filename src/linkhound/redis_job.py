@@ -312,7 +312,7 @@ class DistributedRun(Run):
         self._telling: asyncio.Future[Any] | None = None  # the stop, on its way to the workers
         super().__init__(self._process.engine, inputs)
 
-    async def report(self) -> Report:
+    async def _run(self) -> Report:
         started = time.monotonic()
         with redis_errors(self._url):
             try:

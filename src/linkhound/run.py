@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from .exceptions import UsageError
 from .host_pool import HostStats
 from .summary import Report
 from .types import Event, Result
@@ -18,9 +19,13 @@ if TYPE_CHECKING:
 class Run:
     """One run, not started until `report()` is awaited. Made by `linkhound.start`."""
 
-    def __init__(self, engine: Engine, inputs: list[Input], ahead: bool = False) -> None:
+    def __init__(self, engine: Engine, inputs: list[Input], ahead: bool = False,
+                 callback: Callback | None = None) -> None:
         self._engine = engine
         self._inputs = inputs
+        self._callback = callback  # the program's on_event: an exception it raises ends the run, raised by report()
+        if callback is not None:
+            callback.run = self
         # ahead: a list's run, whose results the report holds are made while it waits on answers (the engine's
         # ledger can), not after the last; handed to make_ahead()'s sink as well, at most _hand_most of them
         self._makes_ahead = ahead
@@ -28,16 +33,26 @@ class Run:
         self._handed = 0
         self._hand_most = _AHEAD_MOST if sum(len(i.content or b"") for i in inputs) <= _AHEAD_BYTES else 0
         self._ahead_task: asyncio.Task[None] | None = None
+        self._reported = False
 
     async def report(self) -> Report:
-        """Run to the end (or to stop()) and return the Report."""
+        """Run to the end (or to stop()) and return the Report. A run is awaited once."""
+        if self._reported:
+            raise UsageError("this run's report() was awaited already: a Run runs once (start another)")
+        self._reported = True
+        return await self._run()
+
+    async def _run(self) -> Report:
         if self._makes_ahead:
             self._ahead_task = asyncio.ensure_future(self._make_ahead())
         try:
-            return await self._engine.run(self._inputs)
+            report = await self._engine.run(self._inputs)
         finally:
             if self._ahead_task is not None:
                 self._ahead_task.cancel()
+        if self._callback is not None and self._callback.error is not None:
+            raise self._callback.error
+        return report
 
     def stop(self) -> None:
         """Take no new work; requests in flight finish or time out, then report() returns what was checked."""
@@ -92,6 +107,26 @@ class Run:
 
 
 EventSink = Callable[[Event], None]
+
+
+class Callback:
+    """A program's on_event, called for each event. An exception it raises is the program's, not a link's: the
+    run is cancelled (no request starts after it) and report() raises it; no event is passed on after it."""
+
+    def __init__(self, call: EventSink) -> None:
+        self._call = call
+        self.error: Exception | None = None
+        self.run: Run | None = None
+
+    def __call__(self, event: Event) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._call(event)
+        except Exception as e:
+            self.error = e
+            if self.run is not None:  # (soon: not from within the claim's own task, which cancel() ends)
+                asyncio.get_running_loop().call_soon(self.run.cancel)
 
 
 SLICE = 32  # targets a slice made ahead takes: an answer that comes meanwhile waits for one small slice at most

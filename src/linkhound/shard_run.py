@@ -30,7 +30,7 @@ from .forks import can_fork
 from .fragments import Anchors
 from .inputs import Input
 from .ledger import MemoryLedger
-from .run import EventSink, Run
+from .run import Callback, Run
 from .settings import Settings
 from .shard import Shard, ShardPool, ShardState
 from .shard_wire import (
@@ -68,7 +68,7 @@ from .summary import Report
 class ShardedRun(Run):
     """A Run whose first shard is checked here and the others in processes of their own."""
 
-    def __init__(self, settings: Settings, emit: EventSink | None, inputs: list[Input], count: int) -> None:
+    def __init__(self, settings: Settings, emit: Callback | None, inputs: list[Input], count: int) -> None:
         self._settings = settings
         self._count = count
         self._ledger = MemoryLedger(emit)
@@ -98,13 +98,13 @@ class ShardedRun(Run):
         engine = Engine(_part(settings, shard, whole=self._lazy), emit, None, state=state, ledger=self._ledger,
                         pool=pool, joined=self._join, others=_Relay(self._to_others, self._is_split),
                         more=self._take_back)
-        super().__init__(engine, inputs, ahead=True)
+        super().__init__(engine, inputs, ahead=True, callback=emit)
         # Forked now, where that is safe: each starts with this process's modules loaded, while this one builds
         # its engine, instead of starting an interpreter once the run is awaited (~0.35 s later, measured)
         self._forked = _fork(settings, count) if can_fork() and not _in_loop() else []
         self._unfork = weakref.finalize(self, _end, list(self._forked))  # (a run never awaited)
 
-    async def report(self) -> Report:
+    async def _run(self) -> Report:
         try:
             for child in self._forked:
                 self._procs.append(await child.connect())
@@ -113,10 +113,13 @@ class ShardedRun(Run):
                 await self._start(Shard(index, self._count))
             if self._lazy:
                 self._split_task = asyncio.ensure_future(self._split_when_busy())
-            return await super().report()
+            return await super()._run()
         finally:
             if self._split_task is not None:
                 self._split_task.cancel()
+            for reader in self._readers:  # (done, unless the run was cancelled: then its processes are killed)
+                reader.cancel()
+            await asyncio.gather(*self._readers, return_exceptions=True)
             for proc in self._procs:
                 if proc.returncode is None:
                     proc.kill()
