@@ -195,6 +195,16 @@ async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -
         assert t - times[0] >= k * 0.2 - 0.05, (k, t - times[0])
 
 
+async def test_crawl_delay_spaces_the_first_page_from_the_robots_txt_request(site: Site) -> None:
+    """The robots.txt request is one request to the host: the first page comes Crawl-delay after it, not at once."""
+    site.page("/robots.txt", "User-agent: *\nCrawl-delay: 1\n", content_type="text/plain")
+    site.page("/", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert report.summary.success and site.hits("/robots.txt") == 1
+    at = {r.path: r.at for r in site.requests}
+    assert at["/"] - at["/robots.txt"] >= 0.9
+
+
 async def test_redirect_hops_and_retries_keep_the_rate_of_their_host(site: Site, make_site: SiteFactory) -> None:
     """A hop is a request to its host like any other: twelve links on one host, each redirected to another host
     with a rate of 10/s, and a chain of hops within that host, reach it a token at a time; so does a retry."""

@@ -85,11 +85,13 @@ class HostPool:
         return h
 
     def slow_down(self, host: str, rate: float) -> None:
-        """Lower a host's rate (robots.txt Crawl-delay / Request-rate) when stricter than what is set."""
+        """Lower a host's rate (robots.txt Crawl-delay / Request-rate) when stricter than what is set. The bucket
+        starts empty: the robots.txt request that brought the rate was a request to the host, and the next one
+        waits its delay after it (a token left over would send the first page right behind it)."""
         h = self._host(host)
         if h.limits.rate is None or rate < h.limits.rate:
             h.limits = HostLimits(h.limits.concurrency, rate, 1)
-            h.tokens = min(h.tokens, 1.0)
+            h.tokens, h.refilled = 0.0, self._clock()
 
     def hold(self, host: str) -> None:
         """Admit nothing to host until unhold (its robots.txt, with Crawl-delay, is being fetched)."""
