@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import linkhound
 from linkhound import Status
 from linkhound.mock_transport import MockRequest, MockResponse, MockTransport
-from linkhound.transport import NetworkError
+from linkhound.transport import Hop, NetworkError
 
 HTML = {"Content-Type": "text/html"}
 
@@ -148,3 +149,31 @@ async def test_a_redirect_to_a_url_checked_on_its_own_reuses_its_result() -> Non
         assert by_path["old/a"].redirects == ("http://127.0.0.1:9/docs/a",)
         assert by_path["old/gone"].status is Status.BROKEN and by_path["old/gone"].code == 404
         assert {by_path["x"].reason, by_path["y"].reason} == {"redirect loop"}
+
+
+async def test_robots_txt_is_read_up_to_512_kib_never_more_whatever_the_max_body_size() -> None:
+    """robots.txt has its own cap, 512 KiB (RFC 9309 asks for at least 500 KiB): a smaller --max-body-size doesn't
+    cut it, a larger one doesn't let a huge one be read whole."""
+    limits: list[int] = []
+
+    class Recording(MockTransport):
+        async def send(self, method: str, url: str, headers: Mapping[str, str] | None) -> Hop:
+            hop = await super().send(method, url, headers)
+            if url.endswith("/robots.txt"):
+                read = hop.read
+
+                async def recorded(limit: int) -> tuple[bytes, bool]:
+                    limits.append(limit)
+                    return await read(limit)
+
+                hop.read = recorded  # type: ignore[method-assign]
+            return hop
+
+    def answer(r: MockRequest) -> MockResponse:
+        if r.url.endswith("/robots.txt"):
+            return MockResponse(200, {"Content-Type": "text/plain"}, b"User-agent: *\nDisallow: /no\n" + b"#" * 2**20)
+        return MockResponse(200, HTML, b"<p>ok</p>")
+
+    for cap in (1024, 64 * 2**20):
+        await check(Recording(answer), "http://127.0.0.1:9/", recursive=True, max_body_size=cap)
+    assert limits == [512 * 1024] * 2

@@ -180,6 +180,18 @@ async def test_a_robots_txt_that_starts_with_a_byte_order_mark_keeps_its_first_g
     assert site.hits("/private/a.html") == 0 and site.hits("/open.html") == 1
 
 
+async def test_robots_txt_is_read_to_512_kib_whatever_the_max_body_size(site: Site) -> None:
+    """RFC 9309 asks crawlers to parse at least 500 KiB of robots.txt: a rule near the end of a long one holds
+    with a small --max-body-size."""
+    filler = "".join(f"# line {i} of a long robots.txt, kept to make it long\n" for i in range(4000))  # ~220 KB
+    site.page("/robots.txt", f"User-agent: *\n{filler}Disallow: /private/\n", content_type="text/plain")
+    site.page("/", html("/private/a.html", "/open.html"))
+    site.page("/open.html", html())
+    report = await linkhound.check([site.url("/")], recursive=True, max_body_size=4096)
+    assert site.hits("/private/a.html") == 0 and site.hits("/open.html") == 1
+    assert {r.url: r.status for r in report.results}[site.url("/private/a.html")] is Status.SKIPPED
+
+
 async def test_robots_txt_request_takes_its_token_of_the_host_rate(site: Site) -> None:
     """robots.txt is a request like the others: at 5 per second with a bucket of 1, the first page waits for
     the token robots.txt took."""

@@ -89,13 +89,15 @@ class HttpChecker:
         gated: bool = False,
         page: bool = False,
         pause: Pause | None = None,
+        max_body: int | None = None,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
         caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
         request past the first (hops, retries, GET after HEAD) waits for a token of its host (the client's
         gate), and so does the first when gated (the caller holds another host's slot, or none); page: a page
         to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry and for a token at the
-        gate (asyncio.sleep when not given; a claim's gives its global slot to other hosts meanwhile)."""
+        gate (asyncio.sleep when not given; a claim's gives its global slot to other hosts meanwhile). max_body:
+        the body's cap when not --max-body-size's (robots.txt has its own)."""
         policy = self._policy
         wait_out = pause or asyncio.sleep
         accept = policy.accepted(url) if policy.status_rules else policy.accept
@@ -110,9 +112,10 @@ class HttpChecker:
             try:
                 if chain:
                     resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page,
-                                                     pause)
+                                                     pause, max_body)
                 else:
-                    resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page, pause)
+                    resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page, pause,
+                                                    max_body)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())

@@ -151,6 +151,7 @@ class HttpClient:
         gated: bool = False,
         page: bool = False,
         pause: Pause | None = None,
+        max_body: int | None = None,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
@@ -164,14 +165,15 @@ class HttpClient:
         With a gate, the requests past the one the caller's slot was taken for wait there for a token of their
         host: a redirect's hops, and url itself when gated (a retry, GET after HEAD, a URL of another host than
         the slot's), pause(seconds) waiting for the token (the gate's). page: a page to crawl, whose hops
-        robots.txt must allow (else HopRefused).
+        robots.txt must allow (else HopRefused). max_body: the body's cap, when not --max-body-size (robots.txt's).
         """
         if gated:
             await self._enter(url, page, (), pause)
         hop = await self._request(method, url, url, (), headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
-            return await self._finish(hop, method, url, (), want_body)  # most answers: no redirect
-        return await self._redirected(url, method, want_body, known, headers, hop, location, page=page, pause=pause)
+            return await self._finish(hop, method, url, (), want_body, max_body=max_body)  # most: no redirect
+        return await self._redirected(url, method, want_body, known, headers, hop, location, page=page, pause=pause,
+                                      max_body=max_body)
 
     async def resume(
         self,
@@ -184,17 +186,18 @@ class HttpClient:
         headers: Mapping[str, str] | None = None,
         page: bool = False,
         pause: Pause | None = None,
+        max_body: int | None = None,
     ) -> Response:
         """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
         before it not asked again: a retry where that hop failed, or answered with a code worth asking again.
-        page, pause: as fetch()'s (the hop asked again waits at the gate)."""
+        page, pause, max_body: as fetch()'s (the hop asked again waits at the gate)."""
         current = chain[-1]
         await self._enter(current, page, chain, pause)
         hop = await self._hop(method, current, url, chain, codes, headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
-            return await self._finish(hop, method, current, chain, want_body, codes)
+            return await self._finish(hop, method, current, chain, want_body, codes, max_body)
         return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page,
-                                      pause)
+                                      pause, max_body)
 
     async def _redirected(
         self,
@@ -209,6 +212,7 @@ class HttpClient:
         before_codes: tuple[int, ...] = (),
         page: bool = False,
         pause: Pause | None = None,
+        max_body: int | None = None,
     ) -> Response:
         """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
         last hop's), a redirect to location. Each hop waits at the gate."""
@@ -245,7 +249,7 @@ class HttpClient:
             hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
             following = _location(hop) if hop.status in _REDIRECT_CODES else None
             if following is None:
-                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes))
+                return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes), max_body)
             location = following
 
     async def _enter(self, url: str, page: bool, chain: tuple[str, ...], pause: Pause | None) -> None:
@@ -332,14 +336,14 @@ class HttpClient:
 
     async def _finish(
         self, hop: Hop, method: str, url: str, chain: tuple[str, ...], want_body: Callable[[str], bool],
-        codes: tuple[int, ...] = (),
+        codes: tuple[int, ...] = (), max_body: int | None = None,
     ) -> Response:
         body: bytes | None = None
         truncated = False
         ctype = content_type(hop.headers)
         try:
             if method != "HEAD" and want_body(ctype):
-                body, truncated = await hop.read(self._options.max_body_size)
+                body, truncated = await hop.read(self._options.max_body_size if max_body is None else max_body)
             else:
                 await hop.discard()
         except BaseException as e:

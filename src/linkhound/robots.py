@@ -93,7 +93,9 @@ class Robots:
         self.fetched += 1
         own = await self._slot(origin, host)
         try:
-            outcome = await self._checker.check(f"{origin}/robots.txt", "GET", lambda ctype: True, host)
+            # read up to _ROBOTS_MAX whatever --max-body-size is: a smaller cap would lose the rules past it
+            outcome = await self._checker.check(f"{origin}/robots.txt", "GET", lambda ctype: True, host,
+                                                max_body=_ROBOTS_MAX)
         finally:
             if own:
                 self._pool.release(host)  # (the pool tells the scheduler, which may have parked the host)
@@ -110,7 +112,7 @@ class Robots:
 
         from .extract.sitemap import robots_sitemaps
 
-        body = resp.body[:_ROBOTS_MAX]
+        body = resp.body
         parser = Protego.parse(body.decode("utf-8-sig", errors="replace"))  # (a BOM would hide the first line)
         self._apply_rate(parser, host)
         return RobotsRules(parser, sitemaps=tuple(robots_sitemaps(body)))
