@@ -177,3 +177,28 @@ async def test_robots_txt_is_read_up_to_512_kib_never_more_whatever_the_max_body
     for cap in (1024, 64 * 2**20):
         await check(Recording(answer), "http://127.0.0.1:9/", recursive=True, max_body_size=cap)
     assert limits == [512 * 1024] * 2
+
+
+async def test_crawl_delay_comes_from_the_group_of_the_whole_product_token() -> None:
+    """Crawl-delay is read from the group the rules come from: `User-agent: link`'s is not linkhound's, a
+    `User-agent: LinkHound` group's is (the pool's answer for a second request: the seconds to wait first)."""
+    from linkhound.checker import CheckPolicy, HttpChecker
+    from linkhound.client import HttpClient, client_options
+    from linkhound.host_pool import HostLimits, HostPool
+    from linkhound.robots import Robots
+    from linkhound.settings import Settings
+
+    groups = {"h1": "User-agent: link\nCrawl-delay: 30\n\nUser-agent: *\nDisallow: /private/\n",
+              "h2": "User-agent: link\nCrawl-delay: 5\n\nUser-agent: LinkHound\nCrawl-delay: 30\n"}
+
+    def answer(r: MockRequest) -> MockResponse:
+        return MockResponse(200, {"Content-Type": "text/plain"}, groups[r.url.split("/")[2]].encode())
+
+    settings = Settings()
+    pool = HostPool(HostLimits())
+    async with HttpClient(client_options(settings), MockTransport(answer)) as client:
+        robots = Robots(HttpChecker(client, pool, CheckPolicy.from_settings(settings)), pool)
+        assert await robots.allowed("http://h1/open") == (True, "")
+        assert await robots.allowed("http://h2/open") == (True, "")
+    assert pool.try_acquire("h1") == 0.0 and pool.try_acquire("h1") == 0.0  # no delay: the * group has none
+    assert pool.try_acquire("h2") > 29.0  # the robots.txt request's delay, 30 s

@@ -320,6 +320,23 @@ async def test_robots_txt_groups_are_matched_by_the_user_agent_sent(site: Site) 
     assert site.hits("/members/list.html") == 1
 
 
+async def test_a_robots_txt_group_is_ours_by_the_whole_product_token_not_a_prefix(site: Site) -> None:
+    """RFC 9309 2.2.1: `User-agent: link` is not linkhound's group (the * group is), `User-agent: LinkHound` is."""
+    site.page("/robots.txt", "User-agent: link\nDisallow: /\n\nUser-agent: *\nDisallow: /private/\n",
+              content_type="text/plain")
+    site.page("/", html("/private/a.html", "/open.html"))
+    site.page("/open.html", "open")
+    report = await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/open.html") == 1 and site.hits("/private/a.html") == 0
+    assert {r.url: r.status for r in report.results}[site.url("/private/a.html")] is Status.SKIPPED
+
+    site.requests.clear()
+    site.page("/robots.txt", "User-agent: link\nDisallow: /\n\nUser-agent: LinkHound\nDisallow: /open.html\n",
+              content_type="text/plain")
+    await linkhound.check([site.url("/")], recursive=True)
+    assert site.hits("/open.html") == 0 and site.hits("/private/a.html") == 1
+
+
 async def test_robots_fetched_once_when_many_workers_start_together(site: Site) -> None:
     async def slow_robots(request: web.Request) -> web.StreamResponse:
         await asyncio.sleep(0.2)

@@ -3,13 +3,15 @@
 Per RFC 9309: a 4xx robots.txt allows everything, and so does one past too many redirects (unavailable); a 5xx
 or unreachable one disallows crawling that origin. The request is a check like the others (retries with
 backoff, Retry-After obeyed: a 503 for a moment is not an answer for the run); linkhound then decides once per
-run and doesn't ask again. Groups are matched by the product token of the User-Agent sent ("linkhound", or the
-first word of --user-agent).
+run and doesn't ask again. A group is ours when its User-agent line is the product token of the User-Agent sent
+("linkhound", or the first word of --user-agent), case aside, and the whole of it: RFC 9309 2.2.1 (protego, which
+reads the rules, would take `User-agent: link` for linkhound); else the `*` group; else none (all allowed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 
 from .checker import HttpChecker
@@ -20,6 +22,8 @@ from .version import agent_token
 
 _ROBOTS_MAX = 512 * 1024  # RFC 9309 asks crawlers to parse at least 500 KiB
 _AT_CAP = 0.02  # seconds between asks for a slot of a host at its cap (no one tells when one frees)
+# a User-agent line as protego reads one: "User-agent: x", "User agent: x", "useragent x", ... (no comment)
+_AGENT_LINE = re.compile(r"user[- ]?agent\s*[:\s]\s*(.*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,11 +32,30 @@ class RobotsRules:
     disallow_all: bool = False
     reason: str = ""
     sitemaps: tuple[str, ...] = ()  # its Sitemap: lines
+    group: str = "*"  # the name protego is asked by: our product token (lower case) or "*" (group_of)
 
-    def allows(self, url: str, agent: str) -> bool:
+    def allows(self, url: str) -> bool:
         if self.disallow_all:
             return False
-        return self.parser is None or bool(self.parser.can_fetch(url, agent))  # type: ignore[attr-defined]
+        return self.parser is None or bool(self.parser.can_fetch(url, self.group))  # type: ignore[attr-defined]
+
+
+def group_of(text: str, token: str) -> str | None:
+    """The group of robots.txt text that applies to the product token: token (lower case) when a User-agent line
+    names it, case aside (RFC 9309 2.2.1: the token, not a prefix of it nor a word in it; protego's reading of
+    `linkhound*` as `linkhound` is kept); else "*" when a line names that; else None (no group: all allowed).
+    Asked by that name, protego picks the same group: the longest of its names found in the one asked."""
+    token = token.lower()
+    star = False
+    for line in text.splitlines():
+        m = _AGENT_LINE.match(line.split("#", 1)[0].strip())
+        if m is None:
+            continue
+        name = m.group(1).strip().lower()
+        if name.replace("*", "") == token:
+            return token
+        star = star or name == "*"
+    return "*" if star else None
 
 
 class Robots:
@@ -48,7 +71,7 @@ class Robots:
         """(allowed, reason when not). in_slot: the asker holds one of the host's slots for a request that waits
         for this answer (robots.txt may be read within it)."""
         rules = await self._rules_of(url, in_slot)
-        if rules.allows(url, self._agent):
+        if rules.allows(url):
             return True, ""
         return False, rules.reason or "disallowed by robots.txt"
 
@@ -113,9 +136,14 @@ class Robots:
         from .extract.sitemap import robots_sitemaps
 
         body = resp.body
-        parser = Protego.parse(body.decode("utf-8-sig", errors="replace"))  # (a BOM would hide the first line)
-        self._apply_rate(parser, host)
-        return RobotsRules(parser, sitemaps=tuple(robots_sitemaps(body)))
+        text = body.decode("utf-8-sig", errors="replace")  # (a BOM would hide the first line)
+        sitemaps = tuple(robots_sitemaps(body))
+        group = group_of(text, self._agent)
+        if group is None:
+            return RobotsRules(None, sitemaps=sitemaps)
+        parser = Protego.parse(text)
+        self._apply_rate(parser, host, group)
+        return RobotsRules(parser, sitemaps=sitemaps, group=group)
 
     async def _slot(self, origin: str, host: str) -> bool:
         """Room for the robots.txt request, a request to the host like the others: a token of its rate, and a
@@ -132,13 +160,13 @@ class Robots:
             await asyncio.sleep(wait)
         return False
 
-    def _apply_rate(self, parser: object, host: str) -> None:
-        """Crawl-delay and Request-rate become the host's rate when stricter than the user's."""
+    def _apply_rate(self, parser: object, host: str, group: str) -> None:
+        """Crawl-delay and Request-rate (of our group) become the host's rate when stricter than the user's."""
         rates = []
-        delay = parser.crawl_delay(self._agent)  # type: ignore[attr-defined]
+        delay = parser.crawl_delay(group)  # type: ignore[attr-defined]
         if delay:
             rates.append(1.0 / float(delay))
-        rr = parser.request_rate(self._agent)  # type: ignore[attr-defined]
+        rr = parser.request_rate(group)  # type: ignore[attr-defined]
         if rr is not None and rr.requests and rr.seconds:
             rates.append(rr.requests / rr.seconds)
         if rates:
