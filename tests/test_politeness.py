@@ -271,6 +271,32 @@ async def test_a_page_redirected_to_where_robots_txt_disallows_is_not_fetched(si
     assert site.hits("/private/p.html") == 1 and site.hits("/found-only-there.html") == 1
 
 
+async def test_a_url_of_the_crawl_robots_txt_disallows_is_not_requested_when_only_checked(
+        site: Site, make_site: SiteFactory) -> None:
+    """A disallowed URL of the crawl's scope is skipped whether it is crawled or only checked (a link past
+    --max-depth, an image): one link deeper does not make it a request. A link out of scope is only checked, as
+    before: its host's robots.txt is not read."""
+    other = await make_site("127.0.0.2")
+    other.page("/robots.txt", "User-agent: *\nDisallow: /\n", content_type="text/plain")
+    other.page("/elsewhere.html", "ok")
+    site.page("/robots.txt", "User-agent: *\nDisallow: /private/\n", content_type="text/plain")
+    site.page("/", html("/private/p.html", "/open.html", "/go", other.url("/elsewhere.html"),
+                        extra='<img src="/private/logo.png">'))
+    site.page("/open.html", "open")
+    site.redirect("/go", "/private/q.html", 302)
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=0)
+    status = {r.url: r for r in report.results}
+    assert site.hits("/private/p.html") == 0 and site.hits("/private/logo.png") == 0
+    assert site.hits("/go") == 1 and site.hits("/private/q.html") == 0  # (nor its redirect's hop)
+    assert status[site.url("/go")].status is Status.SKIPPED
+    for path in ("/private/p.html", "/private/logo.png"):
+        assert status[site.url(path)].status is Status.SKIPPED
+        assert status[site.url(path)].reason == "disallowed by robots.txt"
+    assert site.hits("/open.html", "HEAD") == 1 and site.hits("/open.html", "GET") == 0  # (a leaf: checked)
+    assert other.hits("/robots.txt") == 0 and other.hits("/elsewhere.html") == 1
+    assert report.summary.success
+
+
 async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: SiteFactory) -> None:
     site.page("/", html("/a"))
     site.page("/a", "ok")

@@ -100,8 +100,10 @@ class Fetcher:
         max_redirects: int = 10,
         wait_bound: float = 600.0,  # seconds a redirect waits at a hop another process fetches, at most
         agent: str = "linkhound",  # the product token X-Robots-Tag may name (version.agent_token)
+        in_scope: Callable[[str], bool] | None = None,  # the crawl's scope: robots.txt keeps its leaves off too
     ) -> None:
         self._agent = agent
+        self._in_scope = in_scope or (lambda url: False)
         self._others = others
         self._wait_bound = wait_bound
         self._max_redirects = max_redirects
@@ -203,7 +205,7 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    page=self._crawls(claim), pause=self.pause)
+                                                    page=self._obeys_robots(claim), pause=self.pause)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
@@ -436,7 +438,7 @@ class Fetcher:
         if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
                 or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
-                                             gated=True, page=self._crawls(claim), pause=pause)  # (asked again)
+                                             gated=True, page=self._obeys_robots(claim), pause=pause)  # (asked again)
         return joined
 
     async def _end_asked(self, key: str) -> Fetched | None:
@@ -454,7 +456,7 @@ class Fetcher:
         if self._others is None and key not in self._reaching and key not in self._remote:
             self._reach(key)
         on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, gated=True,
-                                       page=self._crawls(claim), pause=self.pause)
+                                       page=self._obeys_robots(claim), pause=self.pause)
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
 
@@ -565,14 +567,17 @@ class Fetcher:
         anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN) if page.kind in _ANCHORED else None
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 
-    def _crawls(self, claim: Claim) -> bool:
-        """Whether claim is a page to crawl that robots.txt must allow, the hops of its redirect as well (not an
-        input named by the user)."""
-        return self._robots is not None and claim.plan is _PAGE and claim.key not in self.named
+    def _obeys_robots(self, claim: Claim) -> bool:
+        """Whether robots.txt must allow claim, the hops of its redirect as well: a page to crawl, or a URL in the
+        crawl's scope only checked (past --max-depth, an image, a nofollow link: the host is one the crawl reads,
+        and a URL is not requested there for being one link further); not an input named by the user, nor a link
+        out of scope (only checked: its host's robots.txt is not read)."""
+        return self._robots is not None and claim.key not in self.named and (
+            claim.plan is _PAGE or self._in_scope(claim.url))
 
     async def _robots_refusal(self, claim: Claim) -> Result | None:
-        """A page robots.txt keeps us from crawling is skipped, not requested. Inputs named by the user are not."""
-        if self._robots is None or not self._crawls(claim):
+        """A URL robots.txt keeps us from is skipped, not requested (_obeys_robots)."""
+        if self._robots is None or not self._obeys_robots(claim):
             return None
         allowed, why = await self._robots.allowed(claim.url, in_slot=True)  # (the claim's slot waits for it)
         if allowed:
