@@ -383,3 +383,20 @@ async def test_a_crawl_kept_on_disk_with_small_caches_reports_what_one_in_memory
         firsts = {e.url: e for e in events if isinstance(e, linkhound.Result)}
         assert set(firsts) == {r.url for r in in_memory.results}
         assert sum(len(e.references) for e in firsts.values()) > 0
+
+
+async def test_a_resumed_crawl_keeps_the_crawl_delay_of_the_robots_txt_read_again(site: Site, tmp_path: Path) -> None:
+    """The resumed crawl reads robots.txt again, within the slot of a page it resumes (no page of the host is
+    queued anew): that page's request still comes Crawl-delay after the robots.txt request, not right behind."""
+    site.page("/robots.txt", "User-agent: *\nDisallow: /private/\n", content_type="text/plain")
+    site.page("/", html("/p"))
+    site.slow("/p", 30.0)  # still in flight when the run stops
+    state = str(tmp_path / "state")
+    run = linkhound.start([site.url("/")], recursive=True, state=state)
+    task = asyncio.ensure_future(run.report())
+    await until(lambda: site.hits("/p") == 1)
+    site.page("/robots.txt", "User-agent: *\nCrawl-delay: 1\n", content_type="text/plain")
+    resumed = await _stop_and_resume(run, task, site, "/p", state)
+    assert resumed.summary.success
+    at = {r.path: r.at for r in site.requests}
+    assert set(at) == {"/robots.txt", "/p"} and at["/p"] - at["/robots.txt"] >= 0.9

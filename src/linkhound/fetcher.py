@@ -173,8 +173,13 @@ class Fetcher:
             await self._soft.close()
 
     async def fetch(self, claim: Claim) -> Fetched:
-        if self._robots is not None and (refusal := await self._robots_refusal(claim)) is not None:
-            return Fetched(refusal, Plan.PAGE)
+        gated = False  # (the first request waits at the gate for a token of its host: see below)
+        if self._robots is not None and self._obeys_robots(claim):
+            # robots.txt read now, within this claim's slot (no hold came first: a resumed crawl's page, another
+            # process's): its request went after the token the slot came with, and its Crawl-delay counts from it
+            gated = not self._robots.answered(claim.url)
+            if (refusal := await self._robots_refusal(claim)) is not None:
+                return Fetched(refusal, Plan.PAGE)
         if (self._reaching or self._remote) and (claim.key in self._reaching or claim.key in self._remote):
             if claim.plan is _PAGE:
                 self._pages_waiting.add(claim.key)  # (the answer is kept with its page: _keep_end)
@@ -205,7 +210,7 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    page=self._obeys_robots(claim), pause=self.pause)
+                                                    gated=gated, page=self._obeys_robots(claim), pause=self.pause)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
@@ -576,9 +581,8 @@ class Fetcher:
             claim.plan is _PAGE or self._in_scope(claim.url))
 
     async def _robots_refusal(self, claim: Claim) -> Result | None:
-        """A URL robots.txt keeps us from is skipped, not requested (_obeys_robots)."""
-        if self._robots is None or not self._obeys_robots(claim):
-            return None
+        """A URL robots.txt keeps us from (one that _obeys_robots) is skipped, not requested."""
+        assert self._robots is not None
         allowed, why = await self._robots.allowed(claim.url, in_slot=True)  # (the claim's slot waits for it)
         if allowed:
             return None

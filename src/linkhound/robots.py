@@ -99,6 +99,11 @@ class Robots:
             if in_slot:
                 self._lent[origin] -= 1
 
+    def answered(self, url: str) -> bool:
+        """Whether the robots.txt of url's origin has been read (asking for it now waits for nothing)."""
+        future = self._rules.get(origin_of(url))
+        return future is not None and future.done()
+
     def off_limits(self, url: str) -> bool:
         """Whether url's whole host is off limits because its robots.txt failed (5xx or no answer)."""
         future = self._rules.get(origin_of(url))
