@@ -297,6 +297,38 @@ async def test_a_url_of_the_crawl_robots_txt_disallows_is_not_requested_when_onl
     assert report.summary.success
 
 
+async def test_a_host_of_the_crawl_reached_only_by_leaves_is_held_until_its_robots_txt_is_read(
+        site: Site, make_site: SiteFactory) -> None:
+    """A host in the crawl's scope (--scope-domain) whose URLs are only checked (images, links past --max-depth)
+    has its robots.txt read before the first of them, as a host of pages has: its disallowed URLs are skipped,
+    and its first request comes Crawl-delay after robots.txt. Meanwhile the host is held, not a claim in a slot:
+    with one request at a time, other hosts are served while robots.txt is read (no head-of-line blocking)."""
+    other = await make_site("127.0.0.2")
+    saw_p: list[bool] = []
+
+    async def robots(request: web.Request) -> web.StreamResponse:
+        for _ in range(500):  # (5 s at most: a run whose only slot waits for this answer still ends)
+            if site.hits("/p"):
+                break
+            await asyncio.sleep(0.01)
+        saw_p.append(bool(site.hits("/p")))
+        return web.Response(text="User-agent: *\nCrawl-delay: 1\nDisallow: /private/\n")
+
+    other.handler("/robots.txt", robots)
+    other.page("/a.png", "PNG", content_type="image/png")
+    site.page("/", f'<img src="{other.url("/a.png")}"><img src="{other.url("/private/b.png")}">' + html("/p"))
+    site.page("/p", html(other.url("/c.html")))
+    other.page("/c.html", "ok")
+    report = await linkhound.check([site.url("/")], recursive=True, max_depth=1, max_concurrency=1,
+                                   scope_domain=("127.0.0.2",))
+    assert report.summary.success and saw_p == [True]
+    assert other.hits("/private/b.png") == 0 and other.hits("/a.png") == 1 and other.hits("/c.html") == 1
+    at = sorted(r.at for r in other.requests)
+    assert [r.path for r in sorted(other.requests, key=lambda r: r.at)][0] == "/robots.txt"
+    for k, t in enumerate(at):  # Crawl-delay 1 s from the robots.txt request on
+        assert t - at[0] >= k * 1.0 - 0.1, (k, t - at[0])
+
+
 async def test_robots_404_allows_all_and_500_disallows(site: Site, make_site: SiteFactory) -> None:
     site.page("/", html("/a"))
     site.page("/a", "ok")

@@ -141,9 +141,11 @@ class Fetcher:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def prepare(self, claim: Claim, ready: Callable[[str], None]) -> None:
-        """Before a page of a new host is queued: hold the host until its robots.txt is read, so Crawl-delay
-        applies from the first request. ready(host) is called when the host may be asked."""
-        if self._robots is None or claim.plan is not Plan.PAGE or claim.host in self._robots_read:
+        """Before a page of a new host is queued, or a URL of the crawl's scope only checked (a host reached by
+        leaves alone): hold the host until its robots.txt is read, so Crawl-delay applies from the first request
+        and no claim waits for it in a slot meanwhile. ready(host) is called when the host may be asked."""
+        if self._robots is None or claim.host in self._robots_read or (
+                claim.plan is not Plan.PAGE and not self._in_scope(claim.url)):
             return
         self._robots_read.add(claim.host)
         self._pool.hold(claim.host)
