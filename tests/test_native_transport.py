@@ -346,6 +346,18 @@ BODY_CASES: dict[str, tuple[bytes, bool]] = {  # the answer, and whether the con
         ),
         True,
     ),
+    "gzip-two-members": (  # RFC 1952: members one after another, as `cat a.gz b.gz` makes
+        response(gzip.compress(PAYLOAD[:9000]) + gzip.compress(PAYLOAD[9000:]), headers=[("Content-Encoding", "gzip")]),
+        True,
+    ),
+    "gzip-a-member-per-chunk": (
+        response(
+            chunked([gzip.compress(PAYLOAD[i : i + 3000]) for i in range(0, len(PAYLOAD), 3000)]),
+            headers=[("Content-Encoding", "gzip"), ("Transfer-Encoding", "chunked")],
+            length=False,
+        ),
+        True,
+    ),
     "http/1.0-until-close": (
         response(PAYLOAD, headers=[("Content-Type", "application/octet-stream")], length=False, version="HTTP/1.0"),
         False,

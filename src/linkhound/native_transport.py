@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import zlib
 from collections.abc import Callable, Mapping
-from typing import Protocol, cast
+from typing import cast
 
+from .body_decoder import ACCEPT_ENCODING, decoder_for
 from .transport import DRAIN_LIMIT, ClientOptions, Hop, NetworkError, Transport
 
 _MAX_HEAD = 64 * 1024  # bytes of a status line and headers (1xx answers included); more is a bad answer
@@ -339,34 +339,23 @@ class NativeHop:
         conn = self._conn
         if conn is None:
             return b"", False
-        coding = (self.headers.get("content-encoding") or "").strip().lower()
-        inflate = _decoder(coding)
-        if inflate is None and coding not in ("", "identity"):  # br, zstd: sent though not asked for
+        try:
+            decoder = decoder_for(self.headers)
+        except NetworkError:
             self.close()
-            raise NetworkError(f"bad response: body in '{coding[:40]}' encoding, which was not asked for",
-                               transient=False)
+            raise
         pieces: list[bytes] = []
         size = 0
         try:
             while piece := await conn.piece():
-                if inflate is not None:
-                    piece = _inflate(inflate, piece, limit - size + 1)
+                if decoder is not None:
+                    piece = decoder.decode(piece, limit - size + 1)
                 if size + len(piece) > limit:
                     pieces.append(piece[: limit - size])
                     self.close()
                     return b"".join(pieces), True
                 pieces.append(piece)
                 size += len(piece)
-            if inflate is not None:
-                piece = inflate.flush()
-                if size + len(piece) > limit:
-                    pieces.append(piece[: limit - size])
-                    self.close()
-                    return b"".join(pieces), True
-                pieces.append(piece)
-        except zlib.error:
-            self.close()
-            raise NetworkError(f"bad response: body not decodable as {coding}", transient=False) from None
         except BaseException:
             self.close()
             raise
@@ -407,55 +396,6 @@ class NativeHop:
             self._owner.give_back(self._origin, conn)
 
 
-class _Inflater(Protocol):
-    @property
-    def unconsumed_tail(self) -> bytes: ...
-    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes: ...
-    def flush(self) -> bytes: ...
-
-
-def _decoder(coding: str) -> _Inflater | None:
-    if coding in ("gzip", "x-gzip"):
-        return zlib.decompressobj(16 + zlib.MAX_WBITS)
-    if coding == "deflate":
-        return _Deflate()
-    return None
-
-
-class _Deflate:
-    """deflate as servers send it: zlib-wrapped as the standard says, or raw, as some do."""
-
-    __slots__ = ("_inner", "_first")
-
-    def __init__(self) -> None:
-        self._inner = zlib.decompressobj(zlib.MAX_WBITS)
-        self._first = True
-
-    def decompress(self, data: bytes, max_length: int = 0, /) -> bytes:
-        if self._first:
-            self._first = False
-            try:
-                return self._inner.decompress(data, max_length)
-            except zlib.error:
-                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._inner.decompress(data, max_length)
-
-    @property
-    def unconsumed_tail(self) -> bytes:
-        return self._inner.unconsumed_tail
-
-    def flush(self) -> bytes:
-        return self._inner.flush()
-
-
-def _inflate(inflate: _Inflater, data: bytes, room: int) -> bytes:
-    """Up to room bytes (at least 1) inflated from data: a bomb stops where the body's limit is."""
-    out = inflate.decompress(data, room)
-    while inflate.unconsumed_tail and len(out) < room:
-        out += inflate.decompress(inflate.unconsumed_tail, room - len(out))
-    return out
-
-
 class NativeTransport:
     """http:// on pooled keep-alive connections; the rest (https, proxied, user:pass@) to other(), made on first
     need (so a run that only meets http:// never loads it)."""
@@ -468,7 +408,7 @@ class NativeTransport:
         self._proxy_for = proxy_for
         self._idle: dict[str, list[_Connection]] = {}
         self._keep = max(1, options.max_connections)
-        plain = {"Accept": "*/*", "Accept-Encoding": "gzip, deflate"}
+        plain = {"Accept": "*/*", "Accept-Encoding": ACCEPT_ENCODING}
         plain.update(options.plain_headers)
         self._plain = plain
         self._fixed = "".join(f"{k}: {v}\r\n" for k, v in plain.items())
