@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -515,3 +516,82 @@ async def test_tls_certificates_are_verified_unless_insecure(tmp_path: Path, mon
         assert report.summary.success and site.hits("/") == 2
     finally:
         await site.stop()
+
+
+PAGE_HEAD = b'<!doctype html><html><body><a href="/a1">a1</a> <a href="/a2">a2</a>'
+PAGE_TAIL = b'<a href="/b1">b1</a> <a href="/b2">b2</a></body></html>'
+
+
+@pytest.mark.parametrize("framing", ["content-length", "a-member-per-chunk"])
+async def test_a_gzip_page_of_two_members_has_the_links_of_both(site: Site, framing: str) -> None:
+    # RFC 1952: a gzip body may be several members one after another (`cat a.gz b.gz`, a server that compresses
+    # each write on its own); the links in the second were never seen
+    members = [gzip.compress(PAGE_HEAD), gzip.compress(PAGE_TAIL)]
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        headers = {"Content-Encoding": "gzip", "Content-Type": "text/html"}
+        if framing == "content-length":
+            return web.Response(body=b"".join(members), headers=headers)
+        resp = web.StreamResponse(headers=headers)
+        await resp.prepare(request)
+        for member in members:
+            await resp.write(member)
+        await resp.write_eof()
+        return resp
+
+    site.handler("/", page)
+    for path in ("/a1", "/a2", "/b1"):
+        site.page(path, "ok", content_type="text/plain")
+    report = await linkhound.check([site.url("/")], max_retries=0)
+    results = {r.url.removeprefix(site.base): (r.status, r.code) for r in report.results}
+    assert results == {"/": (Status.OK, 200), "/a1": (Status.OK, 200), "/a2": (Status.OK, 200),
+                       "/b1": (Status.OK, 200), "/b2": (Status.BROKEN, 404)}
+    assert site.hits("/b1") == site.hits("/b2") == 1
+    (asked,) = [r for r in site.requests if r.path == "/"]
+    assert {"gzip", "deflate"} <= {e.strip() for e in asked.headers["Accept-Encoding"].split(",")}
+
+
+async def test_a_gzip_page_cut_before_its_trailer_is_read_as_far_as_it_goes(site: Site) -> None:
+    # the 8 bytes of CRC and length missing (the content is all there): every stack reads the page, as browsers
+    # do; reqwest failed it as "connection reset", and asked again
+    body = gzip.compress(PAGE_HEAD + PAGE_TAIL)[:-8]
+    site.handler("/", lambda request: _gzip_answer(body))
+    report = await linkhound.check([site.url("/")], max_retries=0)
+    results = {r.url.removeprefix(site.base): r for r in report.results}
+    assert results["/"].status is Status.OK and results["/"].reason == "OK"
+    assert sorted(results) == ["/", "/a1", "/a2", "/b1", "/b2"]
+    assert site.hits("/") == 1 and site.hits("/b2") == 1
+
+
+async def test_a_gzip_page_that_does_not_decode_is_a_bad_response_asked_once(site: Site) -> None:
+    # a CRC that doesn't match: the same bad response on every stack, not a reset to ask again about (aiohttp
+    # said "connection reset while reading the body", and was asked again)
+    whole = gzip.compress(PAGE_HEAD + PAGE_TAIL)
+    body = whole[:-8] + bytes(4) + whole[-4:]
+    site.handler("/", lambda request: _gzip_answer(body))
+    report = await linkhound.check([site.url("/")], max_retries=1, retry_backoff=0.01)
+    (r,) = report.results
+    assert r.status is Status.ERROR and r.reason == "bad response: body not decodable as gzip"
+    assert site.hits("/") == 1
+
+
+async def _gzip_answer(body: bytes) -> web.StreamResponse:
+    return web.Response(body=body, headers={"Content-Encoding": "gzip", "Content-Type": "text/html"})
+
+
+async def test_a_zstd_page_is_read_by_reqwest_which_alone_asks_for_it(site: Site, both_clients: str) -> None:
+    # reqwest asks for zstd and br besides gzip and deflate, and decodes those two itself; the other stacks ask
+    # for gzip and deflate only, so a zstd body sent anyway is a bad response there, not a page of noise
+    frame = b'(\xb5/\xfd$-i\x01\x00<html><body><a href="/z1">z</a></body></html>\xcf\xbb\xcb\x10'  # (zstd -19)
+
+    async def page(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=frame, headers={"Content-Encoding": "zstd", "Content-Type": "text/html"})
+
+    site.handler("/", page)
+    site.page("/z1", "ok", content_type="text/plain")
+    report = await linkhound.check([site.url("/")], max_retries=0)
+    results = {r.url.removeprefix(site.base): (r.status, r.reason) for r in report.results}
+    if both_clients == "reqwest":
+        assert results == {"/": (Status.OK, "OK"), "/z1": (Status.OK, "OK")}
+    else:
+        assert results == {"/": (Status.ERROR, "bad response: body in 'zstd' encoding, which was not asked for")}

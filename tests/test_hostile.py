@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import socket
 import struct
+import tracemalloc
 import zlib
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -45,6 +47,48 @@ async def test_compression_bomb_is_cut_at_the_body_cap(site: Site) -> None:
     urls = {r.url.removeprefix(site.base): r for r in report.results}
     assert urls["/"].status is Status.OK and "max-body-size" in urls["/"].reason
     assert "/before" in urls and "/after-the-cap" not in urls
+
+
+async def test_a_bomb_of_many_gzip_members_is_cut_at_the_body_cap(site: Site) -> None:
+    # 256 members of 1 MiB of spaces each (one after another, as RFC 1952 allows): the cap counts across members,
+    # whichever member it falls in, so the body stops at it, and memory with it
+    spaces = zlib.compressobj(9, zlib.DEFLATED, 31)
+    one = spaces.compress(b" " * (1 << 20)) + spaces.flush()
+    bomb = gzip.compress(b'<html><body><a href="/before">b</a>') + one * 256
+    bomb += gzip.compress(b'<a href="/after-the-cap">x</a>')
+    assert len(bomb) < 1 << 20
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=bomb, headers={"Content-Encoding": "gzip", "Content-Type": "text/html"})
+
+    site.handler("/", serve)
+    site.page("/before", "ok")
+    tracemalloc.start()
+    try:
+        report = await asyncio.wait_for(linkhound.check([site.url("/")], max_body_size=2 << 20), 60)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    urls = {r.url.removeprefix(site.base): r for r in report.results}
+    assert urls["/"].status is Status.OK and "max-body-size" in urls["/"].reason
+    assert "/before" in urls and "/after-the-cap" not in urls
+    assert peak < 32 << 20  # a few times the 2 MiB cap, not the 256 MiB the members expand to
+
+
+async def test_a_flood_of_empty_gzip_members_is_a_bad_response(site: Site) -> None:
+    # members that expand to nothing give the body cap nothing to stop: their number is capped instead (at
+    # 10,000: linkhound.body_decoder.MAX_MEMBERS), or each would cost a new inflater for 20 bytes of body
+    empty = gzip.compress(b"")
+    flood = gzip.compress(b'<html><body><a href="/linked">x</a>') + empty * 10_000
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        return web.Response(body=flood, headers={"Content-Encoding": "gzip", "Content-Type": "text/html"})
+
+    site.handler("/", serve)
+    report = await asyncio.wait_for(linkhound.check([site.url("/")], max_retries=0), 60)
+    (r,) = report.results
+    assert r.status is Status.ERROR and r.reason == "bad response: gzip body of more than 10000 members"
+    assert site.hits("/linked") == 0
 
 
 async def _drip(request: web.Request) -> web.StreamResponse:

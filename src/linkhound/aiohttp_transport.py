@@ -13,6 +13,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import DefaultResolver
 from multidict import CIMultiDictProxy
 
+from .body_decoder import ACCEPT_ENCODING, decoder_for
 from .filters import AddressExcluded, AddressFilter, parse_ip
 from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, once_more_if_stale
 
@@ -71,10 +72,13 @@ class AiohttpHop:
         # The cap counts decompressed bytes, so a compression bomb stops at the limit too. A BytesIO hands
         # its buffer over without a copy: the body costs its size once, not twice as a joined list would.
         resp = self._resp
+        decoder = decoder_for(resp.headers)
         body = io.BytesIO()
         try:
             async for chunk in resp.content.iter_chunked(256 * 1024):
                 room = limit - body.tell()
+                if decoder is not None:
+                    chunk = decoder.decode(chunk, room + 1)
                 if len(chunk) > room:
                     body.write(chunk[:room])
                     resp.close()
@@ -134,10 +138,17 @@ class AiohttpTransport:
             resolver=self._resolver,
             force_close=not pooled,
         )
+        # gzip and deflate are undone by linkhound's decoder, as on the other stacks: aiohttp's own, by version,
+        # reads one gzip member of several, or many small ones in quadratic time (before 3.14.4), and fails a
+        # body with bytes after its last member as a reset
+        headers = dict(o.plain_headers)
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = ACCEPT_ENCODING
         session = aiohttp.ClientSession(
             connector=connector,
             timeout=aiohttp.ClientTimeout(total=o.timeout),
-            headers=o.plain_headers,
+            headers=headers,
+            auto_decompress=False,
             trust_env=False,  # proxies are read once, by the client: aiohttp would re-read them per request
             cookie_jar=aiohttp.DummyCookieJar(),  # cookies are decided per hop, by the client
             max_field_size=16 * 1024,

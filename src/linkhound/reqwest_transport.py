@@ -14,6 +14,7 @@ from pyreqwest.proxy import ProxyBuilder
 from pyreqwest.request import StreamRequest
 from pyreqwest.response import Response as RqResponse
 
+from .body_decoder import ACCEPT_ENCODING, decoder_for
 from .transport import DRAIN_LIMIT, ClientOptions, NetworkError, once_more_if_stale
 
 _CHUNK = 256 * 1024
@@ -45,12 +46,15 @@ class ReqwestHop:
         # its buffer over without a copy: the body costs its size once, not twice as a joined list would.
         if self._bodiless:
             return b"", False
+        decoder = decoder_for(self._resp.headers)
         reader = self._resp.body_reader
         body = io.BytesIO()
         try:
             while (chunk := await reader.read(_CHUNK)) is not None:
                 data = chunk.to_bytes()
                 room = limit - body.tell()
+                if decoder is not None:
+                    data = decoder.decode(data, room + 1)
                 if len(data) > room:
                     body.write(data[:room])
                     return body.getvalue(), True
@@ -99,11 +103,18 @@ class ReqwestTransport:
 
     def _build(self, idle_per_host: int) -> Client:
         o = self._options
+        # gzip and deflate are undone by linkhound's decoder, as on the other stacks (reqwest's reads one gzip
+        # member of several, and calls a stream that stops short a reset); zstd and br by reqwest
+        headers = dict(o.plain_headers)
+        if not any(k.lower() == "accept-encoding" for k in headers):
+            headers["Accept-Encoding"] = f"{ACCEPT_ENCODING}, br, zstd"
         builder = (
             ClientBuilder()
             .follow_redirects(False)
             .referer(False)
-            .default_headers(o.plain_headers)
+            .gzip(False)
+            .deflate(False)
+            .default_headers(headers)
             .timeout(timedelta(seconds=o.timeout))
             .danger_accept_invalid_certs(o.insecure)
             .pool_max_idle_per_host(idle_per_host)
