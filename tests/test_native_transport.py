@@ -882,6 +882,19 @@ def test_request_headers(run: Runner) -> None:
     run(scenario())
 
 
+def test_a_configured_header_replaces_a_default_whatever_its_case(run: Runner) -> None:
+    # --header "accept: text/html": before, the default Accept went too (two Accept lines)
+    async def scenario() -> None:
+        configured = {"accept": "text/html", "ACCEPT-ENCODING": "gzip"}
+        async with serving(canned({"*": response(b"x")})) as server, native(headers=configured) as t:
+            await fetch(t, server.url("/one"))
+        (seen,) = server.requests
+        assert seen.all("Accept") == ["text/html"]
+        assert seen.all("Accept-Encoding") == ["gzip"]
+
+    run(scenario())
+
+
 # --- discard ------------------------------------------------------------------------------------------------------
 
 DISCARDS: dict[str, tuple[bytes, int]] = {  # the answer, and the connections two requests take after discard()

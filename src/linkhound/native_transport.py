@@ -408,7 +408,8 @@ class NativeTransport:
         self._proxy_for = proxy_for
         self._idle: dict[str, list[_Connection]] = {}
         self._keep = max(1, options.max_connections)
-        plain = {"Accept": "*/*", "Accept-Encoding": ACCEPT_ENCODING}
+        given = {k.lower() for k in options.plain_headers}  # (--header accept: ... takes the default's place)
+        plain = {k: v for k, v in (("Accept", "*/*"), ("Accept-Encoding", ACCEPT_ENCODING)) if k.lower() not in given}
         plain.update(options.plain_headers)
         self._plain = plain
         self._fixed = "".join(f"{k}: {v}\r\n" for k, v in plain.items())
