@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 from collections import defaultdict
 from urllib.parse import quote
@@ -306,6 +307,31 @@ async def test_a_page_claimed_while_a_redirect_fetches_it_takes_that_answer(site
     assert results[site.url("/a")].redirects == (site.url("/e"),) and results[site.url("/a")].status is Status.OK
     assert results[site.url("/e")].status is Status.OK and not results[site.url("/e")].redirects
     assert {r.source for r in results[site.url("/f")].references} == {site.url("/e")}
+
+
+async def test_a_redirects_end_crawled_on_its_own_after_a_leafs_redirect_read_its_body_is_recorded(
+    site: Site
+) -> None:
+    # / links /r#here with rel=nofollow (a leaf) and /later, parsed after it: /r -> /p, whose body the leaf's
+    # redirect reads for its anchors (kept as /p's answer, without its page). /later makes /r a page: its
+    # redirect reaches that answer, and /p, which no link names, is crawled on its own, its result recorded
+    # (before: a KeyError ended the task that checked it, and /p's links were never crawled)
+    errors: list[dict[str, object]] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _, context: errors.append(context))
+    try:
+        site.page("/", '<a rel="nofollow" href="/r#here">r</a>' + html("/later"))
+        site.slow("/later", 0.3, html("/r"))
+        site.redirect("/r", "/p")
+        site.page("/p", html("/q", extra='<h2 id="here">x</h2>'))
+        site.page("/q", "ok")
+        report = await linkhound.check([site.url("/")], recursive=True, check_fragments=True, max_retries=0)
+        gc.collect()  # (a task that ended with an error nobody took says so when it goes)
+    finally:
+        loop.set_exception_handler(None)
+    assert errors == []
+    assert site.url("/p") in {p.url for p in report.pages} and report.summary.success
+    assert {r.url for r in report.results} == {site.url(p) for p in ("/", "/r", "/later", "/q")}
 
 
 async def test_depth_is_the_shortest_path(site: Site) -> None:

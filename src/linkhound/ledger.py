@@ -249,7 +249,9 @@ class MemoryLedger:
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
         """key's latest result (a later fetch of a raised plan replaces an earlier one); the first is emitted."""
-        target = self._targets[key]
+        target = self._targets.get(key)
+        if target is None:  # (a redirect's end crawled on its own that no link names: made as adopt makes it)
+            target = self._targets[key] = Target(key, result.url)
         first = target.result is None
         if result.url is not target.url and result.url == target.url:  # (a claim read from a state file)
             result = _with_url(result, target.url)  # the target's string kept, not a second equal one
