@@ -161,3 +161,22 @@ def test_a_run_never_awaited_leaves_no_child(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "reaped"
+
+
+def test_a_program_that_ignores_sigchld_gets_its_report(tmp_path: Path) -> None:
+    """SIGCHLD set to SIG_IGN (a daemon reaping its children automatically): the child is reaped by the
+    system, and the run ends as usual, here and on the command line."""
+    docs = make_docs(tmp_path / "docs")
+    library = textwrap.dedent(f"""
+        import asyncio, signal
+        import linkhound
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        run = linkhound.start([{str(docs)!r}], offline=True)
+        assert run._engine._ahead is not None, "no child: nothing to test"
+        print(asyncio.run(run.report()).summary.total)
+    """)
+    r = subprocess.run([sys.executable, "-c", library], capture_output=True, text=True, timeout=120, env=ENV)
+    assert r.returncode == 0, r.stderr
+    assert int(r.stdout) > 0
+    ignoring = "import signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+    assert report(str(docs), script=ignoring) == report("--workers", "0", str(docs))

@@ -146,7 +146,8 @@ def _stop(pid: int, fd: int, taken: mmap.mmap) -> None:
     taken.close()
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
+    with contextlib.suppress(ChildProcessError):  # reaped already: SIGCHLD set to SIG_IGN reaps every child
+        os.waitpid(pid, 0)
 
 
 def _loads(frame: bytes) -> Parsed:
