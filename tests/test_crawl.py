@@ -491,3 +491,32 @@ async def test_include_and_exclude_crawl_choose_pages_not_checks(site: Site) -> 
     assert crawled == {"/", "/docs/a"}  # (/docs/a-child is requested as a page, and is a 404)
     assert site.hits("/docs/private/b", "HEAD") == 1 and site.hits("/blog/c", "HEAD") == 1  # still checked
     assert site.hits("/docs/a-child") == 1 and site.hits("/blog/c-child") == 0
+
+
+async def test_cancelling_the_task_iterating_a_crawl_cancels_its_requests(site: Site) -> None:
+    """wait_for, a TaskGroup that fails: the caller gets control back without waiting for the requests in
+    flight (nor their retries), as it does when it leaves the loop early."""
+    asked = asyncio.Event()
+    answer = asyncio.Event()  # set once the test is over: until then the request hangs
+
+    async def hang(request: web.Request) -> web.StreamResponse:
+        asked.set()
+        await answer.wait()
+        return web.Response(text="late")
+
+    site.page("/", html("/hang"))
+    site.handler("/hang", hang)
+
+    async def consume() -> None:
+        async for _ in linkhound.crawl([site.url("/")], timeout=60.0, max_retries=2):
+            pass
+
+    task = asyncio.ensure_future(consume())
+    try:
+        await asyncio.wait_for(asked.wait(), 30)
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=30)  # (the request would hang for 60 s, 3 times)
+        assert task in done and task.cancelled()
+    finally:
+        answer.set()
+        await asyncio.gather(task, return_exceptions=True)

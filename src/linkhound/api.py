@@ -144,7 +144,8 @@ async def crawl(
 ) -> AsyncIterator[Event]:
     """Crawl from inputs (recursive unless recursive=False is given) and yield each Result and Page as it comes.
 
-    Leaving the loop early stops the crawl: requests in flight are let finish. config as for `check`.
+    Leaving the loop early stops the crawl: requests in flight are let finish. Cancelling the task that
+    iterates (`asyncio.wait_for`, a TaskGroup that fails) cancels them. config as for `check`.
     """
     cfg = _config(config)
     if settings is None and "recursive" not in (cfg.options if cfg is not None else {}):
@@ -155,13 +156,21 @@ async def crawl(
     run = start(inputs, settings, files_from=files_from, config=cfg, on_event=queue.put_nowait, **options)
     task = asyncio.ensure_future(run.report())
     task.add_done_callback(lambda _: queue.put_nowait(None))
+    cancelled = False
     try:
         while (event := await queue.get()) is not None:
             yield event
         await task
+    except asyncio.CancelledError:
+        cancelled = True
+        raise
     finally:
         if not task.done():
-            run.stop()
+            # cancelled: the caller wants control back now, not after the requests in flight and their retries
+            if cancelled:
+                run.cancel()
+            else:
+                run.stop()
             await asyncio.gather(task, return_exceptions=True)
 
 
