@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,32 @@ async def test_one_except_clause_catches_every_bad_call(tmp_path: Path) -> None:
                  linkhound.check("x.md", max_depth="1")):
         with pytest.raises(linkhound.UsageError):
             await call
+
+
+def _mypy_errors(tmp_path: Path, program: str) -> list[str]:
+    """The errors `mypy --strict` finds in program, a user's module, checked against this linkhound."""
+    (tmp_path / "user.py").write_text(textwrap.dedent(program))
+    env = {**os.environ, "MYPYPATH": str(Path(linkhound.__file__).parents[1])}  # (this source, not an install)
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-error-summary", "--cache-dir",
+                        str(tmp_path / "mypy-cache"), "user.py"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode in (0, 1), r.stdout + r.stderr
+    return [line for line in r.stdout.splitlines() if ": error:" in line]
+
+
+def test_mypy_finds_misspelled_names_of_the_package(tmp_path: Path) -> None:
+    errors = _mypy_errors(tmp_path, """
+        import linkhound
+
+        async def main() -> None:
+            report = await linkhound.chek(["docs/"])
+            settings: linkhound.Setings = linkhound.make_settings()
+            print(report, settings)
+
+        async def fine() -> linkhound.Report:
+            settings: linkhound.Settings = linkhound.make_settings(max_concurrency=4)
+            return await linkhound.check(["docs/"], settings)
+    """)
+    assert len(errors) == 2, errors
+    assert 'user.py:5: error: Module has no attribute "chek"' in errors[0]
+    assert 'user.py:6: error: Name "linkhound.Setings" is not defined' in errors[1]

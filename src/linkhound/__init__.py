@@ -73,13 +73,15 @@ _HOME = {  # public name -> the module that defines it (the imports under TYPE_C
 }
 
 
-def __getattr__(name: str) -> typing.Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home, __name__), name)
-    globals()[name] = value  # the next lookup is a plain one
-    return value
+if not typing.TYPE_CHECKING:  # (a type checker sees the imports above: a misspelled name is an error there)
+
+    def __getattr__(name: str) -> typing.Any:
+        home = _HOME.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home, __name__), name)
+        globals()[name] = value  # the next lookup is a plain one
+        return value
 
 
 def __dir__() -> list[str]:
