@@ -50,6 +50,34 @@ async def test_a_run_holds_back_full_collections_and_restores_the_thresholds(sit
     assert gc.get_threshold() == before  # and put back after
 
 
+async def test_overlapping_runs_put_back_the_thresholds_the_first_found(site: Site) -> None:
+    import gc
+
+    answer = {"/a": asyncio.Event(), "/b": asyncio.Event()}
+
+    async def when_told(request: web.Request) -> web.StreamResponse:
+        await answer[request.path].wait()
+        return web.Response(text="ok")
+
+    async def started(path: str) -> asyncio.Future[linkhound.Report]:
+        run = asyncio.ensure_future(linkhound.check([site.url(path)]))
+        while not site.hits(path):
+            await asyncio.sleep(0.01)
+        return run
+
+    site.handler("/a", when_told)
+    site.handler("/b", when_told)
+    before = gc.get_threshold()
+    a = await started("/a")
+    b = await started("/b")
+    answer["/a"].set()
+    assert (await a).summary.success
+    assert gc.get_threshold()[0] >= 50_000  # b still runs: still raised
+    answer["/b"].set()
+    assert (await b).summary.success
+    assert gc.get_threshold() == before
+
+
 async def test_a_url_list_run_loads_no_parser_cookie_or_proxy_machinery(site: Site, tmp_path: Path) -> None:
     # Start-up time is the sum of what gets imported: a run that reads no HTML, no config file, no cookie and
     # no proxy setting shouldn't load the modules that only those need.

@@ -3,6 +3,7 @@ garbage collector's full passes held back while it runs."""
 
 from __future__ import annotations
 
+import _thread  # (built in: threading's lock without loading threading, which the command doesn't need yet)
 import contextlib
 import gc
 from collections.abc import Callable, Coroutine, Iterator
@@ -33,12 +34,28 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return runner.run(coro)
 
 
+# The thresholds are the process's: runs that overlap (in one loop, or in threads) raise them once, and the
+# last one to end puts back what the first found (each saving its own would leave them raised, or lower them
+# while another run goes on).
+_lock = _thread.allocate_lock()
+_held = 0  # runs in fewer_collections() now
+_before = gc.get_threshold()  # the thresholds the first of them found
+
+
 @contextlib.contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Raise the collector's thresholds for the duration (restored after): see _RUN_THRESHOLDS."""
-    before = gc.get_threshold()
-    gc.set_threshold(*(max(a, b) for a, b in zip(before, _RUN_THRESHOLDS, strict=True)))
+    """Raise the collector's thresholds for the duration (restored after the last run that overlaps this one):
+    see _RUN_THRESHOLDS."""
+    global _held, _before
+    with _lock:
+        if _held == 0:
+            _before = gc.get_threshold()
+            gc.set_threshold(*(max(a, b) for a, b in zip(_before, _RUN_THRESHOLDS, strict=True)))
+        _held += 1
     try:
         yield
     finally:
-        gc.set_threshold(*before)
+        with _lock:
+            _held -= 1
+            if _held == 0:
+                gc.set_threshold(*_before)
