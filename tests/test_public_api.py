@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import subprocess
@@ -223,3 +224,41 @@ def test_mypy_finds_misspelled_names_of_the_package(tmp_path: Path) -> None:
     assert len(errors) == 2, errors
     assert 'user.py:5: error: Module has no attribute "chek"' in errors[0]
     assert 'user.py:6: error: Name "linkhound.Setings" is not defined' in errors[1]
+
+
+class _AsyncSink:
+    async def __call__(self, event: linkhound.Result | linkhound.Page) -> None:
+        pass
+
+
+async def test_an_async_or_uncallable_on_event_is_a_usage_error_before_any_request(site: Site) -> None:
+    async def on_event(event: linkhound.Result | linkhound.Page) -> None:
+        pass
+
+    site.page("/", "ok")
+    for sink in (on_event, functools.partial(on_event), _AsyncSink()):
+        with pytest.raises(linkhound.UsageError, match="on_event: it is called, not awaited"):
+            await linkhound.check(site.url("/"), on_event=sink)  # type: ignore[arg-type]
+        with pytest.raises(linkhound.UsageError, match="on_event: it is called, not awaited"):
+            linkhound.start(site.url("/"), on_event=sink)  # type: ignore[arg-type]
+    with pytest.raises(linkhound.UsageError, match="on_event: expected a function that takes a Result or a Page"):
+        await linkhound.check(site.url("/"), on_event=3)  # type: ignore[arg-type]
+    assert site.requests == []
+    seen: list[linkhound.Result | linkhound.Page] = []
+    assert (await linkhound.check(site.url("/"), on_event=seen.append)).summary.success
+    assert [e.url for e in seen if isinstance(e, linkhound.Result)] == [site.url("/")]
+
+
+def test_mypy_rejects_an_async_on_event(tmp_path: Path) -> None:
+    errors = _mypy_errors(tmp_path, """
+        import linkhound
+
+        async def sink(event: linkhound.Result | linkhound.Page) -> None:
+            pass
+
+        async def main() -> None:
+            await linkhound.check("docs/", on_event=sink)
+            linkhound.start("docs/", on_event=sink)
+            await linkhound.check("docs/", on_event=print)
+    """)
+    assert [e.split(": error:")[0] for e in errors] == ["user.py:8", "user.py:9"], errors

@@ -3,6 +3,7 @@ hands back a Run to watch, stop and await."""
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -56,6 +57,7 @@ async def check(
     *,
     files_from: str | None = None,
     config: ConfigArg = None,
+    on_event: EventSink | None = None,
     **options: Any,
 ) -> Report:
     """Check every link in inputs (URLs, files, directories, globs; one, or a list) and return the Report.
@@ -64,9 +66,11 @@ async def check(
     >>> report = await linkhound.check("docs/")
 
     config=True reads the config files of the current directory as the CLI does (options go over them); when
-    inputs is empty, the config's `inputs` and `files_from` are checked.
+    inputs is empty, the config's `inputs` and `files_from` are checked. on_event and the other arguments
+    as for `start`.
     """
-    return await start(inputs, settings, files_from=files_from, config=config, **options).report()
+    return await start(inputs, settings, files_from=files_from, config=config, on_event=on_event,
+                       **options).report()
 
 
 def start(
@@ -81,10 +85,11 @@ def start(
     **options: Any,
 ) -> Run:
     """A Run of inputs, ready to await: `report = await run.report()`; meanwhile `run.stop()`, `run.known()`,
-    `run.host_stats()`. on_event sees each Result and Page as it happens; transport replaces the HTTP stack (a
-    `linkhound.mock_transport.MockTransport` in tests); named_in says where inputs were named, as reports show
-    it ("command line"; files_from entries are named by file and line). Bad options or inputs raise UsageError
-    here, before anything is requested."""
+    `run.host_stats()`. on_event sees each Result and Page as it happens (a plain function: it is called, not
+    awaited); transport replaces the HTTP stack (a `linkhound.mock_transport.MockTransport` in tests); named_in
+    says where inputs were named, as reports show it ("command line"; files_from entries are named by file and
+    line). Bad options or inputs raise UsageError here, before anything is requested."""
+    _check_sink(on_event)
     cfg = _config(config)
     s = _settings(settings, cfg, options)
     read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
@@ -172,6 +177,17 @@ async def crawl(
             else:
                 run.stop()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _check_sink(on_event: object) -> None:
+    """on_event is None or a plain function: it is called, never awaited (an async one's events would be lost)."""
+    if on_event is None:
+        return
+    if not callable(on_event):
+        raise UsageError(f"on_event: expected a function that takes a Result or a Page, got {on_event!r:.60}")
+    if inspect.iscoroutinefunction(on_event) or inspect.iscoroutinefunction(type(on_event).__call__):
+        raise UsageError("on_event: it is called, not awaited, so an async function's events would be lost: give "
+                         "a plain function (it may put each event on an asyncio.Queue), or use linkhound.crawl")
 
 
 def _config(config: ConfigArg) -> Config | None:
