@@ -478,6 +478,53 @@ async def test_jobs_sigterm_on_the_command_line_ends_the_forked_processes(tmp_pa
     assert max(site.counts().values()) == 1
 
 
+async def test_a_forked_process_holds_none_of_the_programs_files_or_sockets(tmp_path: Path, site: Site) -> None:
+    """start(jobs=2) outside a loop forks the second process: it lets go of the program's listening socket and
+    open files as it starts (a port the program closes is closed), and checks its share all the same."""
+    for i in range(40):
+        site.page(f"/p{i}", "ok")
+    urls = tmp_path / "urls.txt"
+    urls.write_text("".join(site.url(f"/p{i}") + "\n" for i in range(40)))
+    program = f"""
+import asyncio, os, socket, time
+import linkhound
+listening = socket.socket()
+listening.bind(("127.0.0.1", 0))
+listening.listen()
+log = open({str(tmp_path / "app.log")!r}, "a")
+mine = {{f"socket:[{{os.fstat(listening.fileno()).st_ino}}]", log.name}}
+run = linkhound.start([{str(urls)!r}], jobs=2)
+assert run._forked, "nothing forked: nothing to test"
+pid = run._forked[0].pid
+deadline = time.monotonic() + 10
+while True:  # (it lets go as it starts, a moment after the fork)
+    held = set()
+    for fd in os.listdir(f"/proc/{{pid}}/fd"):
+        try:
+            held.add(os.readlink(f"/proc/{{pid}}/fd/{{fd}}"))
+        except OSError:
+            pass
+    if not held & mine or time.monotonic() > deadline:
+        break
+    time.sleep(0.01)
+print("held:", sorted(held & mine))
+port = listening.getsockname()[1]
+listening.close()
+try:
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()
+    print("port: open")
+except ConnectionRefusedError:
+    print("port: closed")
+report = asyncio.run(run.report())
+print("ok:", report.summary.ok)
+"""
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", program, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, env=ENV)
+    out, err = await asyncio.wait_for(proc.communicate(), HANG_GUARD)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().splitlines() == ["held: []", "port: closed", "ok: 40"]
+
+
 async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Path, make_site: SiteFactory) -> None:
     """While a list's run waits on answers it makes results and their json text ahead, in one process or in
     several; the report is the one made at the end to the character (durations aside), a result that got a

@@ -19,6 +19,7 @@ from typing import Any, NoReturn
 from .crawl_state import Found, Limits
 from .engine import Engine
 from .fetcher import Fetched, Way
+from .forks import let_go_of_fds
 from .fragments import Anchors
 from .ledger import MemoryLedger
 from .loop import run
@@ -243,6 +244,7 @@ def serve_forked(settings: Settings, shard: Shard, read_fd: int, write_fd: int) 
         os.dup2(devnull, 0)
         os.dup2(devnull, 1)
         os.close(devnull)
+        let_go_of_fds((read_fd, write_fd))  # (nor are the program's other files, sockets and pipes)
         _serve(shard, settings, read_fd, write_fd)
         code = 0
     except BaseException:
