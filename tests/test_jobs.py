@@ -525,6 +525,36 @@ print("ok:", report.summary.ok)
     assert out.decode().splitlines() == ["held: []", "port: closed", "ok: 40"]
 
 
+async def test_jobs_processes_close_what_they_open_in_development_mode(tmp_path: Path, site: Site) -> None:
+    """Under `python -X dev -W error::ResourceWarning` (PYTHONDEVMODE, PYTHONWARNINGS: the processes started as
+    interpreters have them too), neither a forked process nor one started as an interpreter leaves a resource
+    open: nothing is written to the program's stderr."""
+    async def ok(request: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    site.prefixes["/p"] = ok
+    urls = tmp_path / "urls.txt"  # (enough that the first process is busy as the others end)
+    urls.write_text("".join(site.url(f"/p{i}") + "\n" for i in range(2000)))
+    program = f"""
+import asyncio
+import linkhound
+run = linkhound.start([{str(urls)!r}], jobs=2)
+assert run._forked, "nothing forked: nothing to test"
+print(asyncio.run(run.report()).summary.ok)
+async def in_a_loop() -> int:
+    return (await linkhound.check([{str(urls)!r}], jobs=2)).summary.ok
+print(asyncio.run(in_a_loop()))
+"""
+    env = {**ENV, "PYTHONDEVMODE": "1", "PYTHONWARNINGS": "error::ResourceWarning"}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", program, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, env=env)
+    out, err = await asyncio.wait_for(proc.communicate(), HANG_GUARD)
+    assert proc.returncode == 0, err.decode()
+    assert out.decode().split() == ["2000", "2000"]
+    # (-X dev also notes slow callbacks, "Executing <Task ...> took 0.1 seconds": not of this test's concern)
+    assert [line for line in err.decode().splitlines() if "Executing <" not in line] == []
+
+
 async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Path, make_site: SiteFactory) -> None:
     """While a list's run waits on answers it makes results and their json text ahead, in one process or in
     several; the report is the one made at the end to the character (durations aside), a result that got a

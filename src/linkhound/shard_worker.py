@@ -160,7 +160,7 @@ def _read_exactly(n: int) -> bytes:
 async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
+    pipe, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", 0))
     ledger = ForwardingLedger(_writer(write_fd))
     make_state = shard.state()
 
@@ -232,6 +232,7 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
     finally:
         for task in told:
             task.cancel()
+        pipe.close()  # (left open, the loop's closing warns of it, on the program's stderr when forked)
 
 
 def serve_forked(settings: Settings, shard: Shard, read_fd: int, write_fd: int) -> NoReturn:
