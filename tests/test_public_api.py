@@ -262,3 +262,41 @@ def test_mypy_rejects_an_async_on_event(tmp_path: Path) -> None:
             await linkhound.check("docs/", on_event=print)
     """)
     assert [e.split(": error:")[0] for e in errors] == ["user.py:8", "user.py:9"], errors
+
+
+async def test_settings_transport_and_files_from_of_another_type_are_usage_errors(tmp_path: Path) -> None:
+    with pytest.raises(linkhound.UsageError, match=r"settings: expected a linkhound.Settings .* got dict"):
+        await linkhound.check("x.md", {"max_depth": 2})  # type: ignore[arg-type]
+    with pytest.raises(linkhound.UsageError, match="transport: expected an object with async open"):
+        await linkhound.check("x.md", transport="x")  # type: ignore[arg-type]
+    with pytest.raises(linkhound.UsageError, match="files_from: expected a path, got int"):
+        await linkhound.check([], files_from=3)  # type: ignore[arg-type]
+    with pytest.raises(linkhound.InputError) as caught:  # a path is read as its string is, and named so
+        await linkhound.check([], files_from=tmp_path / "missing.txt")
+    assert caught.value.source == str(tmp_path / "missing.txt")
+
+
+def test_a_bad_hosts_table_is_an_option_error_of_hosts() -> None:
+    for hosts, problem in (({"h": {"concurrency": -1}}, '"h": concurrency and burst must be at least 1'),
+                           ({"h": {"rat": 1}}, '"h": unknown key(s) rat'), ({"h": 3}, '"h" must be a table')):
+        with pytest.raises(linkhound.OptionError) as caught:
+            linkhound.make_settings(hosts=hosts)
+        assert caught.value.option == "hosts" and caught.value.problem.startswith(problem)
+
+
+def test_mypy_takes_the_report_types_and_path_options_and_keeps_counts_read_only(tmp_path: Path) -> None:
+    errors = _mypy_errors(tmp_path, """
+        from pathlib import Path
+
+        import linkhound
+        from linkhound.mock_transport import MockResponse, MockTransport
+
+        async def main() -> None:
+            transport = MockTransport(lambda request: MockResponse(200))
+            report = await linkhound.check([], files_from=Path("urls.txt"), transport=transport)
+            drift: linkhound.SitemapDrift | None = report.sitemap_drift
+            print(drift, report.summary.by_status.get(linkhound.Status.OK, 0))
+            report.summary.by_status[linkhound.Status.OK] = 1
+    """)
+    assert [e.split(": error:")[0] for e in errors] == ["user.py:12"], errors
+    assert "Unsupported target for indexed assignment" in errors[0]

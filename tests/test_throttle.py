@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 
 import pytest
@@ -98,7 +99,9 @@ async def test_a_slot_held_by_a_killed_process_comes_back_after_its_lease(redis_
 
 def test_bad_limits_are_usage_errors() -> None:
     for kwargs, message in (({"rate": 0}, "rate must be"), ({"burst": 0}, "burst must be"),
-                            ({"concurrency": 0}, "concurrency must be")):
+                            ({"concurrency": 0}, "concurrency must be"), ({"rate": "5"}, "rate must be"),
+                            ({"rate": math.nan}, "rate must be"), ({"concurrency": 2.5}, "concurrency must be"),
+                            ({"burst": True}, "burst must be"), ({"lease": 0}, "lease must be")):
         with pytest.raises(linkhound.UsageError, match=message):
             linkhound.throttle("redis://127.0.0.1:9/0", **kwargs)  # type: ignore[arg-type]
 

@@ -21,7 +21,7 @@ if typing.TYPE_CHECKING:
     from .settings import Settings, parse_accept
     from .status import Status
     from .suggestions import Suggestion
-    from .summary import Report, Summary
+    from .summary import Report, SitemapDrift, Summary
     from .types import Certificate, Extraction, Link, Page, RawLink, Reference, Result
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "Result",
     "Run",
     "Settings",
+    "SitemapDrift",
     "Status",
     "Suggestion",
     "Summary",
@@ -68,7 +69,7 @@ _HOME = {  # public name -> the module that defines it (the imports under TYPE_C
     **dict.fromkeys(("Settings", "parse_accept"), ".settings"),
     "Status": ".status",
     "Suggestion": ".suggestions",
-    **dict.fromkeys(("Report", "Summary"), ".summary"),
+    **dict.fromkeys(("Report", "SitemapDrift", "Summary"), ".summary"),
     **dict.fromkeys(("Certificate", "Extraction", "Link", "Page", "RawLink", "Reference", "Result"), ".types"),
 }
 

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 ConfigArg: TypeAlias = "bool | str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | Config | None"
 # One input (a URL, file, directory or glob, as a str or a path), or any number of them.
 InputsArg: TypeAlias = "str | os.PathLike[str] | Iterable[str | os.PathLike[str]]"
+# A file listing inputs, one a line ("-": stdin).
+FilesFromArg: TypeAlias = "str | os.PathLike[str] | None"
 
 
 def make_settings(settings: Settings | None = None, *, config: ConfigArg = None, **options: Any) -> Settings:
@@ -38,6 +40,9 @@ def make_settings(settings: Settings | None = None, *, config: ConfigArg = None,
 
 
 def _settings(settings: Settings | None, config: Config | None, options: dict[str, Any]) -> Settings:
+    if settings is not None and not isinstance(settings, Settings):
+        raise UsageError(f"settings: expected a linkhound.Settings (linkhound.make_settings(...) makes one from "
+                         f"keyword options), got {type(settings).__name__}")
     if settings is not None and (options or config is not None):
         raise UsageError("pass either settings or keyword options (and config), not both")
     if settings is not None:
@@ -55,9 +60,10 @@ async def check(
     inputs: InputsArg,
     settings: Settings | None = None,
     *,
-    files_from: str | None = None,
+    files_from: FilesFromArg = None,
     config: ConfigArg = None,
     on_event: EventSink | None = None,
+    transport: Transport | None = None,
     **options: Any,
 ) -> Report:
     """Check every link in inputs (URLs, files, directories, globs; one, or a list) and return the Report.
@@ -70,14 +76,14 @@ async def check(
     as for `start`.
     """
     return await start(inputs, settings, files_from=files_from, config=config, on_event=on_event,
-                       **options).report()
+                       transport=transport, **options).report()
 
 
 def start(
     inputs: InputsArg,
     settings: Settings | None = None,
     *,
-    files_from: str | None = None,
+    files_from: FilesFromArg = None,
     config: ConfigArg = None,
     on_event: EventSink | None = None,
     transport: Transport | None = None,
@@ -90,6 +96,7 @@ def start(
     says where inputs were named, as reports show it ("command line"; files_from entries are named by file and
     line). Bad options or inputs raise UsageError here, before anything is requested."""
     _check_sink(on_event)
+    _check_transport(transport)
     cfg = _config(config)
     s = _settings(settings, cfg, options)
     read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
@@ -123,7 +130,7 @@ def preview(
     inputs: InputsArg,
     settings: Settings | None = None,
     *,
-    files_from: str | None = None,
+    files_from: FilesFromArg = None,
     config: ConfigArg = None,
     named_in: str = "",
     **options: Any,
@@ -143,11 +150,12 @@ async def crawl(
     inputs: InputsArg,
     settings: Settings | None = None,
     *,
-    files_from: str | None = None,
+    files_from: FilesFromArg = None,
     config: ConfigArg = None,
     **options: Any,
 ) -> AsyncIterator[Event]:
-    """Crawl from inputs (recursive unless recursive=False is given) and yield each Result and Page as it comes.
+    """Crawl from inputs and yield each Result and Page as it comes: recursive unless recursive=False is given
+    or config says so. Settings given are used as they are, as everywhere: make them with recursive=True.
 
     Leaving the loop early stops the crawl: requests in flight are let finish. Cancelling the task that
     iterates (`asyncio.wait_for`, a TaskGroup that fails) cancels them. config as for `check`.
@@ -190,6 +198,12 @@ def _check_sink(on_event: object) -> None:
                          "a plain function (it may put each event on an asyncio.Queue), or use linkhound.crawl")
 
 
+def _check_transport(transport: object) -> None:
+    if transport is not None and not all(callable(getattr(transport, m, None)) for m in ("open", "close", "send")):
+        raise UsageError(f"transport: expected an object with async open(), close() and send() (such as a "
+                         f"linkhound.mock_transport.MockTransport), got {transport!r:.60}")
+
+
 def _config(config: ConfigArg) -> Config | None:
     from .config import Config, load_config
 
@@ -207,11 +221,13 @@ def _config(config: ConfigArg) -> Config | None:
     return load_config([os.fspath(c) for c in config], discover=False)
 
 
-def _what(inputs: InputsArg, files_from: str | None, config: Config | None) -> tuple[Sequence[str], str | None]:
+def _what(inputs: InputsArg, files_from: FilesFromArg, config: Config | None) -> tuple[Sequence[str], str | None]:
     """What to check: the inputs given, else (with a config) the config's inputs and files_from."""
     given = _input_list(inputs)
+    if files_from is not None and not isinstance(files_from, str | os.PathLike):
+        raise UsageError(f"files_from: expected a path, got {type(files_from).__name__} ({files_from!r:.60})")
     if given or files_from is not None or config is None:
-        return given, files_from
+        return given, None if files_from is None else os.fspath(files_from)
     return config.inputs, config.files_from
 
 

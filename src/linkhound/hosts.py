@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -42,30 +42,35 @@ def header_problem(name: str, value: str) -> str | None:
 
 
 def parse_hosts(table: Mapping[str, Any], where: str) -> dict[str, HostSettings]:
-    """Validate a {host: {concurrency, rate, burst, headers}} table; errors name the host, key and file."""
+    """Validate a {host: {concurrency, rate, burst, headers}} table; errors name the host, key and file. Without
+    a file (where is ""), the table is the `hosts` option's: an error is an OptionError of it."""
+
+    def bad(problem: str) -> UsageError:
+        return UsageError(f"{where}: hosts.{problem}") if where else OptionError("hosts", problem)
+
     if not isinstance(table, Mapping):
-        raise UsageError(f"{where}: hosts must be a table" if where else "hosts must be a table")
+        raise UsageError(f"{where}: hosts must be a table") if where else OptionError("hosts", "must be a table")
     out: dict[str, HostSettings] = {}
     for host, spec in table.items():
-        at = f'{where}: hosts."{host}"' if where else f'hosts."{host}"'
+        at = f'"{host}"'
         if not isinstance(spec, Mapping):
-            raise UsageError(f"{at} must be a table")
+            raise bad(f"{at} must be a table")
         unknown = set(spec) - _KEYS
         if unknown:
-            raise UsageError(f"{at}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})")
-        concurrency = _number(spec, "concurrency", int, at)
-        rate = _number(spec, "rate", float, at)
-        burst = _number(spec, "burst", int, at)
+            raise bad(f"{at}: unknown key(s) {', '.join(sorted(unknown))} (known: {', '.join(sorted(_KEYS))})")
+        concurrency = _number(spec, "concurrency", int, at, bad)
+        rate = _number(spec, "rate", float, at, bad)
+        burst = _number(spec, "burst", int, at, bad)
         if concurrency is not None and concurrency < 1 or burst is not None and burst < 1:
-            raise UsageError(f"{at}: concurrency and burst must be at least 1")
+            raise bad(f"{at}: concurrency and burst must be at least 1")
         if rate is not None and rate <= 0:
-            raise UsageError(f"{at}: rate must be positive")
+            raise bad(f"{at}: rate must be positive")
         headers = spec.get("headers", {})
         if not isinstance(headers, Mapping) or not all(isinstance(v, str) for v in headers.values()):
-            raise UsageError(f"{at}: headers must be a table of strings")
+            raise bad(f"{at}: headers must be a table of strings")
         for name, value in headers.items():
             if (problem := header_problem(name, value)) is not None:
-                raise UsageError(f"{at}.headers: {problem}")
+                raise bad(f"{at}.headers: {problem}")
         out[host.lower()] = HostSettings(concurrency, rate, burst, dict(headers))
     return out
 
@@ -90,10 +95,10 @@ def load_host_config(path: str) -> dict[str, HostSettings]:
         raise OptionError("host_config", str(e)) from None
 
 
-def _number(spec: Mapping[str, Any], key: str, kind: type, at: str) -> Any:
+def _number(spec: Mapping[str, Any], key: str, kind: type, at: str, bad: Callable[[str], UsageError]) -> Any:
     value = spec.get(key)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or kind is int and not isinstance(value, int):
-        raise UsageError(f"{at}: {key} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
+        raise bad(f"{at}: {key} must be {'an integer' if kind is int else 'a number'}, got {value!r}")
     return kind(value)

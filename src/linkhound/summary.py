@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .status import Status
@@ -13,11 +13,12 @@ from .types import Certificate, Page, Result
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """Counts over one run. `total` counts every occurrence of a link, `unique` each target once."""
+    """Counts over one run. `total` counts every occurrence of a link, `unique` each target once; `by_status`
+    each status seen (read-only; `count(status)` is 0 for one not seen)."""
 
     total: int
     unique: int
-    by_status: dict[Status, int]
+    by_status: Mapping[Status, int]
     redirects: int  # results that went through at least one redirect
     pages: int  # pages fetched and parsed (inputs and crawled pages)
     elapsed: float  # seconds, wall clock
@@ -33,18 +34,22 @@ class Summary:
     blocked_fail: bool = False  # --fail-on-blocked: a link behind bot protection fails the run too
 
     def count(self, status: Status) -> int:
+        """The unique links of that status (0 when none)."""
         return self.by_status.get(status, 0)
 
     @property
     def ok(self) -> int:
+        """The unique links found ok."""
         return self.count(Status.OK)
 
     @property
     def broken(self) -> int:
+        """How many unique links failed, whatever the status (`Report.broken` holds their Results)."""
         return sum(n for s, n in self.by_status.items() if s.is_broken)
 
     @property
     def skipped(self) -> int:
+        """The unique links not checked: excluded, unsupported or skipped."""
         return sum(n for s, n in self.by_status.items() if s.is_skipped)
 
     @property
@@ -54,6 +59,8 @@ class Summary:
 
     @property
     def success(self) -> bool:
+        """No link failed (nor, where asked for, a certificate expires within the window or a link was
+        blocked): the command's exit status 0."""
         return self.broken == 0 and not (self.certificates_fail and self.expiring) and not (
             self.blocked_fail and self.count(Status.BLOCKED))
 
@@ -83,6 +90,7 @@ class Report:
 
     @property
     def broken(self) -> tuple[Result, ...]:
+        """The Results that failed, whatever the status (`Summary.broken` is how many)."""
         return tuple(r for r in self.results if r.status.is_broken)
 
 

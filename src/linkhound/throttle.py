@@ -4,6 +4,7 @@ every process that names the same Redis keeps one host's limit together (`linkho
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import AsyncIterator, Coroutine
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -94,12 +95,14 @@ class Throttle:
         prefix: str = PREFIX,
         lease: float = 60.0,
     ) -> None:
-        if rate is not None and not rate > 0:
+        if rate is not None and not (_is_number(rate) and 0 < rate < math.inf):
             raise UsageError(f"throttle: rate must be a positive number of requests a second, got {rate!r}")
-        if burst < 1:
-            raise UsageError(f"throttle: burst must be 1 or more, got {burst!r}")
-        if concurrency is not None and concurrency < 1:
-            raise UsageError(f"throttle: concurrency must be 1 or more, got {concurrency!r}")
+        if not (_is_int(burst) and burst >= 1):
+            raise UsageError(f"throttle: burst must be a whole number, 1 or more, got {burst!r}")
+        if concurrency is not None and not (_is_int(concurrency) and concurrency >= 1):
+            raise UsageError(f"throttle: concurrency must be a whole number, 1 or more, got {concurrency!r}")
+        if not (_is_number(lease) and 0 < lease < math.inf):
+            raise UsageError(f"throttle: lease must be a positive number of seconds, got {lease!r}")
         self._client = client
         self._prefix = prefix
         self._args = [rate or 0, burst, concurrency or 0]
@@ -165,6 +168,14 @@ class Throttle:
             await _sleep(self._lease_us / 3_000_000)
             with contextlib.suppress(Exception):  # missed once, tried again: the lease has time left
                 await self._renew([slots], [holder, self._lease_us])
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 async def _sleep(seconds: float) -> None:
