@@ -300,3 +300,24 @@ def test_mypy_takes_the_report_types_and_path_options_and_keeps_counts_read_only
     """)
     assert [e.split(": error:")[0] for e in errors] == ["user.py:12"], errors
     assert "Unsupported target for indexed assignment" in errors[0]
+
+
+async def test_options_of_the_commands_printed_report_are_refused_as_keywords(tmp_path: Path, site: Site) -> None:
+    """format, output, quiet and the like would do nothing in a library run (it prints nothing and returns the
+    Report): a keyword of check, start or crawl that sets one is a UsageError naming it. A config file and a
+    Settings may hold them (they are the command's too), and make_settings takes them."""
+    site.page("/", "ok")
+    refused = {"format": "json", "output": str(tmp_path / "out.json"), "verbose": True, "quiet": True,
+               "color": "always", "progress": False, "summary_only": True, "all_referrers": True}
+    for name, value in refused.items():
+        with pytest.raises(linkhound.UsageError, match=f"^{name} is an option of the command's printed report"):
+            await linkhound.check(site.url("/"), **{name: value})
+        with pytest.raises(linkhound.UsageError, match=f"^{name} is an option"):
+            linkhound.start(site.url("/"), **{name: value})
+        with pytest.raises(linkhound.UsageError, match=f"^{name} is an option"):
+            await anext(linkhound.crawl(site.url("/"), **{name: value}))
+    assert site.requests == [] and not (tmp_path / "out.json").exists()
+    (tmp_path / "linkhound.toml").write_text('format = "json"\nquiet = true\n')
+    report = await linkhound.check(site.url("/"), config=tmp_path / "linkhound.toml", max_concurrency=4)
+    assert report.summary.success
+    assert (await linkhound.check(site.url("/"), linkhound.make_settings(**refused))).summary.success

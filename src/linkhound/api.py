@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .exceptions import UsageError
 from .options import suggest
-from .settings import Settings, setting_names
+from .settings import Settings, command_only_names, setting_names
 from .summary import Report
 from .types import Event
 
@@ -97,6 +97,7 @@ def start(
     line). Bad options or inputs raise UsageError here, before anything is requested."""
     _check_sink(on_event)
     _check_transport(transport)
+    _refuse_command_only(options)
     cfg = _config(config)
     s = _settings(settings, cfg, options)
     read = _inputs(*_what(inputs, files_from, cfg), s, named_in)
@@ -185,6 +186,16 @@ async def crawl(
             else:
                 run.stop()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _refuse_command_only(options: dict[str, Any]) -> None:
+    """The options of how the command writes its report (format, output, quiet, ...) would do nothing here: a
+    library run prints nothing and returns the Report. (make_settings takes them: the command's settings, and a
+    config file's, hold them.)"""
+    refused = sorted(command_only_names().intersection(options))
+    if refused:
+        raise UsageError(f"{refused[0]} is an option of the command's printed report, which a library run doesn't "
+                         f"make: use the Report it returns (report.results, report.summary)")
 
 
 def _check_sink(on_event: object) -> None:

@@ -42,6 +42,9 @@ class Option(NamedTuple):
     at_least: int | None = None  # the smallest value allowed (numbers)
     positive: bool = False  # only values above zero (numbers)
     config_only: bool = False  # no flag: set in a config file or from Python ([hosts] tables)
+    # how the command writes its report: not a keyword of check(), start() or crawl(), which return the Report
+    # and print nothing (a config file or a Settings may hold it: the command's)
+    command_only: bool = False
 
 
 def option(
@@ -59,12 +62,14 @@ def option(
     at_least: int | None = None,
     positive: bool = False,
     config_only: bool = False,
+    command_only: bool = False,
     factory: Callable[[], Any] | None = None,
     secret: bool = False,
 ) -> Any:
     """A dataclass field that declares an option (the arguments are Option's); factory builds a mutable
     default, secret keeps the value out of repr()."""
-    o = Option(help, group, short, metavar, choices, comma, default_text, parse, show, at_least, positive, config_only)
+    o = Option(help, group, short, metavar, choices, comma, default_text, parse, show, at_least, positive, config_only,
+               command_only)
     meta = {_META: o}
     if factory is not None:
         return field(default_factory=factory, repr=not secret, metadata=meta)
@@ -294,6 +299,8 @@ def _reference_line(f: OptionField) -> str:
         spelled.append(f"`{f.flag}{value}`" + (f" / `--no-{f.flag[2:]}`" if f.kind is bool else ""))
         if f.repeatable:
             kind += "; the flag repeats"
+        if o.command_only:
+            kind += "; the command's: not a library keyword"
         head = f"{', '.join(spelled)} · `{f.name}` ({kind})"
     text = f"- {head}: {_md(o.help)}."
     shown = f.shown_default()

@@ -300,16 +300,20 @@ class Settings:
         show=format_accept, default_text="none",
     )
     # -- output
-    format: str = option("compact", f"report format: {', '.join(FORMATS)}", OUTPUT, short="-f", metavar="FORMAT")
-    output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE")
-    verbose: bool = option(False, "list successful links too", OUTPUT, short="-v")
-    summary_only: bool = option(False, "print only the summary", OUTPUT)
-    all_referrers: bool = option(False, "list every page that uses a link (default: the first five)", OUTPUT)
-    progress: bool = option(True, "a progress bar on stderr when it is a terminal", OUTPUT)
-    quiet: bool = option(False, "nothing on stderr but errors: no progress bar, summary or notes", OUTPUT, short="-q")
+    format: str = option("compact", f"report format: {', '.join(FORMATS)}", OUTPUT, short="-f", metavar="FORMAT",
+                         command_only=True)
+    output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE",
+                                command_only=True)
+    verbose: bool = option(False, "list successful links too", OUTPUT, short="-v", command_only=True)
+    summary_only: bool = option(False, "print only the summary", OUTPUT, command_only=True)
+    all_referrers: bool = option(False, "list every page that uses a link (default: the first five)", OUTPUT,
+                                 command_only=True)
+    progress: bool = option(True, "a progress bar on stderr when it is a terminal", OUTPUT, command_only=True)
+    quiet: bool = option(False, "nothing on stderr but errors: no progress bar, summary or notes", OUTPUT, short="-q",
+                         command_only=True)
     color: str = option(
         "auto", "colour the report: auto (on a terminal, unless NO_COLOR is set), always or never", OUTPUT,
-        choices=("auto", "always", "never"),
+        choices=("auto", "always", "never"), command_only=True,
     )
     suggest_fixes: bool = option(
         False, "report links that moved for good (301, 308 redirects) with the URL to use instead", OUTPUT)
@@ -445,6 +449,11 @@ class Settings:
 def setting_names() -> list[str]:
     """The options' names: config keys, keyword options, and (with dashes) long flags."""
     return [f.name for f in option_fields(Settings)]
+
+
+def command_only_names() -> frozenset[str]:
+    """The options of how the command writes its report (format, output, quiet...): no keyword of a library call."""
+    return frozenset(f.name for f in option_fields(Settings) if f.option.command_only)
 
 
 def option_reference() -> str:
