@@ -555,6 +555,29 @@ print(asyncio.run(in_a_loop()))
     assert [line for line in err.decode().splitlines() if "Executing <" not in line] == []
 
 
+async def test_jobs_host_stats_count_every_process_requests(tmp_path: Path, make_site: SiteFactory) -> None:
+    """run.host_stats() of a run in several processes: each other process's requests are counted in at its end,
+    so once report() has returned the stats are those of one process checking it all."""
+    a, b = await make_site("127.0.0.1"), await make_site("127.0.0.2")
+    lines = []
+    for site in (a, b):
+        for i in range(150):
+            site.page(f"/p{i}", "ok")
+            lines.append(site.url(f"/p{i}"))
+        lines += [site.url(f"/missing{i}") for i in range(20)]
+    urls = tmp_path / "urls.txt"
+    urls.write_text("\n".join(lines) + "\n")
+    counts = []
+    for jobs in (1, 2):
+        run = linkhound.start([str(urls)], jobs=jobs)
+        assert isinstance(run, ShardedRun) is (jobs == 2)
+        await asyncio.wait_for(run.report(), HANG_GUARD)
+        stats = run.host_stats()
+        counts.append({host: (s.requests, s.successes, len(s.latencies)) for host, s in stats.items()})
+    assert counts[1] == counts[0]
+    assert sorted(n for n, _, _ in counts[0].values()) == [170, 170]
+
+
 async def test_jobs_json_made_ahead_is_the_text_one_process_writes(tmp_path: Path, make_site: SiteFactory) -> None:
     """While a list's run waits on answers it makes results and their json text ahead, in one process or in
     several; the report is the one made at the end to the character (durations aside), a result that got a

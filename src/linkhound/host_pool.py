@@ -39,6 +39,20 @@ class HostStats:
         return s[len(s) // 2]
 
 
+def merge_stats(*parts: dict[str, HostStats]) -> dict[str, HostStats]:
+    """The stats of several processes of one run added up by host (their latencies together), sorted by host."""
+    out: dict[str, HostStats] = {}
+    for part in parts:
+        for host, s in part.items():
+            into = out.setdefault(host, HostStats())
+            into.requests += s.requests
+            into.successes += s.successes
+            into.rate_limited += s.rate_limited
+            into.waits += s.waits
+            into.latencies.extend(s.latencies)
+    return dict(sorted(out.items()))
+
+
 @dataclass(slots=True)
 class HostState:
     limits: HostLimits

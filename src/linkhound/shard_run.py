@@ -28,6 +28,7 @@ from .exceptions import LinkhoundError
 from .fetcher import Fetched, Way
 from .forks import can_fork
 from .fragments import Anchors
+from .host_pool import HostStats, merge_stats
 from .inputs import Input
 from .ledger import MemoryLedger
 from .run import Callback, Run
@@ -58,6 +59,7 @@ from .shard_wire import (
     found_of,
     load,
     result_of,
+    stats_of,
     way_of,
     way_record,
 )
@@ -76,6 +78,7 @@ class ShardedRun(Run):
         self._procs: list[ShardProcess] = []
         self._readers: list[asyncio.Task[None]] = []
         self._pools: list[ShardPool] = []
+        self._others_stats: list[dict[str, HostStats]] = []  # each other process's requests by host, at its end
         self._stopped = False
         # --jobs unset: this process checks the whole run alone, with the whole of every limit, until it is
         # busy (_split_when_busy); only then do the others get their shares. A list whose answers are slow in
@@ -124,6 +127,11 @@ class ShardedRun(Run):
                 if proc.returncode is None:
                     proc.kill()
                     await proc.wait()
+
+    def host_stats(self) -> dict[str, HostStats]:
+        """As Run.host_stats, the other processes' requests counted in as each ends: all of them once report()
+        has returned (unless the run was cancelled)."""
+        return merge_stats(self._engine.host_stats(), *self._others_stats)
 
     def stop(self) -> None:
         super().stop()
@@ -288,6 +296,8 @@ class ShardedRun(Run):
                         self._state.others_refetched += record[1]
                     if record[2] is not None:
                         self._engine.add_notes(record[2])
+                    if record[3] is not None:
+                        self._others_stats.append(stats_of(record[3]))
         self._gone.add(proc)
         self._given(proc, [])  # (an ask it never answered: it has ended)
         if ended:  # its last line: the report is made while it exits (report() reaps it)

@@ -16,17 +16,20 @@ until] (a host asked this process to wait), ["a", key, result, served, anchors, 
 answer this process kept: the first process keeps it and tells the others), ["h", key] and ["r", keys, way] (as the
 lines above: relayed to the others), ["g", [Found array, ...]] (the URLs given back, the answer to {"g": least}:
 the first process checks them), ["q", url] (a redirect here reached url: the first process fetches that hop and
-tells where it went, as REACHED), and last ["e", refetched, notes] (the end, with what the process noted for the
-report's warnings: a notes.NotesPart)."""
+tells where it went, as REACHED), and last ["e", refetched, notes, stats] (the end, with what the process noted for
+the report's warnings, a notes.NotesPart, and its requests by host: {host: [requests, successes, rate_limited,
+waits, [latency, ...]]})."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from typing import Any
 
 from .crawl_state import Found, Plan
 from .fetcher import Fetched, Way
 from .fragments import Anchors
+from .host_pool import HostStats
 from .status import Status
 from .types import Result
 
@@ -67,6 +70,15 @@ def anchors_record(a: Anchors | None) -> list[Any] | None:
 
 def anchors_of(f: list[Any] | None) -> Anchors | None:
     return None if f is None else Anchors(frozenset(f[0]), f[1])
+
+
+def stats_record(stats: dict[str, HostStats]) -> dict[str, list[Any]]:
+    return {host: [s.requests, s.successes, s.rate_limited, s.waits, s.latencies.tolist()] for host, s in stats.items()}
+
+
+def stats_of(f: dict[str, list[Any]]) -> dict[str, HostStats]:
+    return {host: HostStats(requests, successes, rate_limited, waits, array("d", latencies))
+            for host, (requests, successes, rate_limited, waits, latencies) in f.items()}
 
 
 def end_record(key: str, end: Fetched) -> list[Any]:

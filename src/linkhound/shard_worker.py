@@ -21,6 +21,7 @@ from .engine import Engine
 from .fetcher import Fetched, Way
 from .forks import let_go_of_fds
 from .fragments import Anchors
+from .host_pool import HostStats
 from .ledger import MemoryLedger
 from .loop import run
 from .notes import NotesPart
@@ -51,6 +52,7 @@ from .shard_wire import (
     end_record,
     load,
     result_record,
+    stats_record,
     way_of,
     way_record,
 )
@@ -70,6 +72,7 @@ class ForwardingLedger(MemoryLedger):
         self._batch: list[Record] = []
         self.state: ShardState | None = None
         self.notes: Callable[[], NotesPart] | None = None  # what the process noted, sent with the end
+        self.host_stats: Callable[[], dict[str, HostStats]] | None = None  # its requests by host, sent with the end
         self._flush_soon = False
 
     def checked(self, key: str, result: Result, anchors: Anchors | None = None) -> None:
@@ -133,7 +136,9 @@ class ForwardingLedger(MemoryLedger):
         not loops, and the process that writes the report settles them)."""
         self.flush()
         refetched = self.state.own_refetched if self.state is not None else 0
-        self._write(encode([[END, refetched, self.notes() if self.notes is not None else None]]))
+        notes = self.notes() if self.notes is not None else None
+        stats = stats_record(self.host_stats()) if self.host_stats is not None else None
+        self._write(encode([[END, refetched, notes, stats]]))
         return Report((), summarize((), 0, elapsed, interrupted, caps, warnings))
 
 
@@ -226,6 +231,7 @@ async def _check(shard: Shard, settings: Settings, read_fd: int, write_fd: int) 
     engine = Engine(settings, None, None, state=state, ledger=ledger, pool=shard.pool(ledger.wait, pools.append),
                     feed=feed, others=ledger)
     ledger.notes = engine.notes_part
+    ledger.host_stats = engine.host_stats
     loop.call_later(_LOAD_AFTER, load)  # after the first process's first requests are out, before any answer
     try:
         await engine.run([])
