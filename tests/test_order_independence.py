@@ -503,6 +503,21 @@ async def test_redirect_to_a_page_known_as_a_leaf_crawls_it(site: Site) -> None:
     assert results[site.url("/missing.html")] == (Status.BROKEN, 2)
 
 
+async def test_redirect_checked_as_a_leaf_then_linked_as_a_page_crawls_its_end(site: Site) -> None:
+    # /r is first a nofollow link (checked only): it redirects to /p, known as a leaf too, and takes its result.
+    # Then /later links /r as a page: its plan is raised, and so must its end's be. Before, the leaf's check of
+    # /r counted as done for every plan: /p was never crawled, and /missing.html never found (a false all-clear)
+    site.page("/", html("/later", extra='<a rel="nofollow" href="/p">p</a> <a rel="nofollow" href="/r">r</a>'))
+    site.answer_after("/later", ["/r"], lambda: web.Response(text=html("/r"), content_type="text/html"), 0.2)
+    site.redirect("/r", site.url("/p"))
+    site.page("/p", html("/missing.html"))
+
+    pages, results = await crawl(site, max_concurrency=2)  # (/p and /r are checked while /later is asked)
+
+    assert pages == {site.url("/"): 0, site.url("/later"): 1, site.url("/p"): 1}
+    assert results[site.url("/missing.html")] == (Status.BROKEN, 2)
+
+
 async def test_depth_through_a_redirect_is_the_shortest_whatever_the_link_order(make_site: SiteFactory) -> None:
     # / -> /r/0 -> p1 is 1 hop (a redirect adds none); / -> p2 -> p1 is 2. The order of the two links on the
     # index decides, today, whether p1 is known when /r/0 is followed: redirect first passes, p2 first fails.

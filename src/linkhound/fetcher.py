@@ -545,11 +545,12 @@ class Fetcher:
             outcome = outcome._replace(response=response._replace(body=None))
         return outcome
 
-    @staticmethod
-    def _settled(claim: Claim, outcome: Outcome, result: Result) -> Fetched | None:
+    def _settled(self, claim: Claim, outcome: Outcome, result: Result) -> Fetched | None:
         """The answer when there is no body to parse (most links); None when there is one."""
-        if outcome.same_as:
-            return Fetched(result, _PAGE, same_as=outcome.same_as)
+        if outcome.same_as:  # its plan passes on to the URL reached (Redirects.same_as): a plan raised to a page's
+            # later must pass on too, where the URL reached is one the crawl would read (asked again, then)
+            served = _PAGE if claim.plan is _PAGE or not self._in_scope(outcome.same_as) else claim.plan
+            return Fetched(result, served, same_as=outcome.same_as)
         response = outcome.response
         if response is None or outcome.status is not _OK:
             return Fetched(result, _PAGE)  # a failure is final, whatever the plan
