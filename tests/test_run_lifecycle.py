@@ -112,3 +112,12 @@ async def test_a_cancelled_run_of_two_processes_leaves_no_error_behind(site: Sit
     await asyncio.sleep(0.1)
     assert not errors, [e.get("message") for e in errors]
     assert not _engine_tasks()
+
+
+async def test_crawl_takes_no_on_event(site: Site) -> None:
+    # before: Python's "got multiple values for keyword argument 'on_event'" TypeError
+    site.page("/", "ok")
+    with pytest.raises(UsageError, match="yields each event itself"):
+        async for _ in linkhound.crawl([site.url("/")], on_event=print):
+            pass
+    assert not site.requests

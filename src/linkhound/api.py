@@ -161,6 +161,9 @@ async def crawl(
     Leaving the loop early stops the crawl: requests in flight are let finish. Cancelling the task that
     iterates (`asyncio.wait_for`, a TaskGroup that fails) cancels them. config as for `check`.
     """
+    if "on_event" in options:  # (its events are the ones yielded here)
+        raise UsageError("on_event is not an argument of crawl(), which yields each event itself: use start() "
+                         "for a callback")
     cfg = _config(config)
     if settings is None and "recursive" not in (cfg.options if cfg is not None else {}):
         options.setdefault("recursive", True)
