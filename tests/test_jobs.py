@@ -702,6 +702,35 @@ async def test_unset_jobs_the_other_joins_once_the_first_is_busy_never_past_a_li
     assert two.summary.total == 3090
 
 
+class _JoinOnCue:
+    """--jobs unset, the other process joining on cue (join()): the first is never found busy before. held()
+    answers a request once the other has joined (at once while no run is set: a one-process run's)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import linkhound.shard_run
+
+        _auto_jobs(monkeypatch)
+        monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)
+        monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
+        self._monkeypatch = monkeypatch
+        self.run: ShardedRun | None = None
+
+    def start(self, inputs: list[str], **options: Any) -> ShardedRun:
+        run = linkhound.start(inputs, **options)
+        assert isinstance(run, ShardedRun)
+        self.run = run
+        return run
+
+    def join(self) -> None:
+        import linkhound.shard_run
+
+        self._monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+
+    async def held(self, request: web.Request) -> web.StreamResponse:
+        await until(lambda: self.run is None or self.run.split)
+        return web.Response(text="ok")
+
+
 async def test_unset_jobs_the_urls_queued_when_the_other_joins_go_by_shard(
     tmp_path: Path, site: Site, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -710,28 +739,17 @@ async def test_unset_jobs_the_urls_queued_when_the_other_joins_go_by_shard(
     kept every one, and checked them at its part of the limit while the other had little to do). Only those in
     flight then stay with it whatever their shard; the server still never sees more than the limit, each URL
     once, and the report is the one-process report."""
-    import linkhound.shard_run
+    cue = _JoinOnCue(monkeypatch)  # (not busy until the queue below is full)
 
-    _auto_jobs(monkeypatch)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the queue below is full)
-    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
-    run: ShardedRun | None = None
-
-    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
-        await until(lambda: run is None or run.split)
-        return web.Response(text="ok")
-
-    site.prefixes["/p"] = held
+    site.prefixes["/p"] = cue.held
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(site.url(f"/p{i}") for i in range(400)) + "\n")
     options = dict(host_concurrency=4, max_concurrency=4)
-    started = linkhound.start([str(urls)], **options)
-    assert isinstance(started, ShardedRun)
-    run = started
+    run = cue.start([str(urls)], **options)
     reporting = asyncio.ensure_future(run.report())
     # the whole limit in flight, and the reading held with a queue ahead of it (inputs still to read): busy now
     await until(lambda: site.inflight == 4 and run._state is not None and run._state.queued >= 32)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    cue.join()
     two = await asyncio.wait_for(reporting, HANG_GUARD)
     assert run.split and run._state is not None
     mine = Shard(0, 2).owns
@@ -742,7 +760,7 @@ async def test_unset_jobs_the_urls_queued_when_the_other_joins_go_by_shard(
     assert site.peak <= 4
     assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
     site.requests.clear()
-    run = None  # (the one-process run's requests are answered at once)
+    cue.run = None  # (the one-process run's requests are answered at once)
     one = await linkhound.check([str(urls)], jobs=1, **options)
     assert _comparable(two) == _comparable(one)
     assert two.summary.total == 400 and two.summary.success
@@ -755,12 +773,7 @@ async def test_unset_jobs_hops_fetched_before_the_other_joins_are_not_asked_agai
     joins, are told to the other then, as it would have been told them had it been there: a hop listed on its own
     further down, of the other's shard, takes the way its redirect went, or waits for it (no second request).
     Before, the other asked each of them again."""
-    import linkhound.shard_run
-
-    _auto_jobs(monkeypatch)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the hops below are reached)
-    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
-    run: ShardedRun | None = None
+    cue = _JoinOnCue(monkeypatch)  # (not busy until the hops below are reached)
     other = Shard(1, 2)
 
     def hop_path(j: int) -> str:  # a hop of the other process's shard
@@ -770,12 +783,8 @@ async def test_unset_jobs_hops_fetched_before_the_other_joins_are_not_asked_agai
     after = [f"/p{i}" for i in range(200, 300)]  # listed after the hops
     theirs = [p for p in after if other.owns(canonical_key(site.url(p)))]
 
-    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
-        await until(lambda: run is None or run.split)
-        return web.Response(text="ok")
-
     async def in_flight(request: web.Request) -> web.StreamResponse:  # (once the other has its hop's claim)
-        await until(lambda: run is None or all(site.hits(p) for p in theirs))  # (a few maybe asked back, here)
+        await until(lambda: cue.run is None or all(site.hits(p) for p in theirs))  # (a few maybe asked back, here)
         return web.Response(status=301, headers={"Location": request.path.replace("/h", "/u").split("-")[0]})
 
     for j, hop in enumerate(hops):
@@ -785,26 +794,24 @@ async def test_unset_jobs_hops_fetched_before_the_other_joins_are_not_asked_agai
             site.redirect(hop, f"/u{j}")
         else:  # in flight as it joins, until the other has taken the hop's own claim
             site.handler(hop, in_flight)
-    site.prefixes["/p"] = held
+    site.prefixes["/p"] = cue.held
     lines = [site.url(f"/t{j}") for j in range(8)] + [site.url(f"/p{i}") for i in range(200)]
     lines += [site.url(hop) for hop in hops] + [site.url(p) for p in after]
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(lines) + "\n")
     # (the first process's part of 32 is 8: the redirects waiting at their hops take two, once it joins)
     options = dict(host_concurrency=32, max_concurrency=32)
-    started = linkhound.start([str(urls)], **options)
-    assert isinstance(started, ShardedRun)
-    run = started
+    run = cue.start([str(urls)], **options)
     reporting = asyncio.ensure_future(run.report())
     await until(lambda: all(site.hits(f"/u{j}") for j in range(6)) and all(site.hits(h) for h in hops[6:])
                 and site.inflight == 32 and run._state is not None and run._state.queued >= 64)
     assert all(run._state.depth(canonical_key(site.url(hop))) is None for hop in hops)  # (not read yet)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    cue.join()
     two = await asyncio.wait_for(reporting, HANG_GUARD)
     assert run.split
     assert max(site.counts().values()) == 1, [k for k, n in site.counts().items() if n > 1]
     site.requests.clear()
-    run = None
+    cue.run = None
     one = await linkhound.check([str(urls)], jobs=1, **options)
     assert max(site.counts().values()) == 1
     assert _comparable(two) == _comparable(one)
@@ -817,29 +824,17 @@ async def test_unset_jobs_the_other_starts_its_buckets_no_fuller_than_the_first_
     """A host's burst is spent by the first process alone; when the other joins, its part of the bucket starts
     as empty as the first's is (a line tells it how full), so the server never sees more than the burst plus
     the rate over any stretch of time. Before, the other's part started full: 15 more requests at once."""
-    import linkhound.shard_run
+    cue = _JoinOnCue(monkeypatch)  # (not busy until the burst is spent)
 
-    _auto_jobs(monkeypatch)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", math.inf)  # (not busy until the burst is spent)
-    monkeypatch.setattr(linkhound.shard_run, "_LOOK", 0.005)
-    run: ShardedRun | None = None
-
-    async def held(request: web.Request) -> web.StreamResponse:  # (answered once the other has joined)
-        await until(lambda: run is None or run.split)
-        return web.Response(text="ok")
-
-    site.prefixes["/p"] = held
+    site.prefixes["/p"] = cue.held
     urls = tmp_path / "urls.txt"
     urls.write_text("\n".join(site.url(f"/p{i}") for i in range(400)) + "\n")
     rate, burst = 2.0, 20
     # (every global slot in flight: the reading is held, inputs still to read, so the other can join)
-    started = linkhound.start([str(urls)], host_rate=rate, host_burst=burst, host_concurrency=burst,
-                              max_concurrency=burst)
-    assert isinstance(started, ShardedRun)
-    run = started
+    run = cue.start([str(urls)], host_rate=rate, host_burst=burst, host_concurrency=burst, max_concurrency=burst)
     reporting = asyncio.ensure_future(run.report())
     await until(lambda: site.inflight == burst)
-    monkeypatch.setattr(linkhound.shard_run, "_BUSY", 0.0)
+    cue.join()
     await until(lambda: run.split)
     await asyncio.sleep(1.5)  # (the other has had its links a while: with a full part, it sends them at once)
     run.stop()
