@@ -176,7 +176,9 @@ class Fetcher:
 
     async def fetch(self, claim: Claim) -> Fetched:
         gated = False  # (the first request waits at the gate for a token of its host: see below)
-        if self._robots is not None and self._obeys_robots(claim):
+        obeys = self._obeys_robots(claim)
+        if obeys:
+            assert self._robots is not None
             # robots.txt read now, within this claim's slot (no hold came first: a resumed crawl's page, another
             # process's): its request went after the token the slot came with, and its Crawl-delay counts from it
             gated = not self._robots.answered(claim.url)
@@ -212,7 +214,7 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    gated=gated, page=self._obeys_robots(claim), pause=self.pause)
+                                                    gated=gated, page=obeys, pause=self.pause)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
