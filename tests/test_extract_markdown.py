@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from linkhound.extract import extract_markdown
+import re
+
+import pytest
+
+from linkhound.extract import MKDOCS as MKDOCS_IDS
+from linkhound.extract import HeadingIds, extract_markdown
 from linkhound.types import RawLink
 
 BASE = "file:///docs/README.md"
@@ -542,3 +547,45 @@ def test_mdx_jsx_props_are_links() -> None:
 def test_jsx_props_are_not_links_in_plain_markdown() -> None:
     result = extract_markdown(MDX, BASE)
     assert [(link.text, link.element) for link in result.links] == [("std.html", "a")]
+
+
+def test_braces_in_prose_are_not_attribute_lists() -> None:
+    # attr_list reads a block right after an inline element or on a block's last line, nowhere else
+    doc = "# T\n\nLoop with {{#items}} ... {{/items}}, or a rule like a {#main color: red}.\n\n- item\n  {: #li }\n"
+    assert anchors(doc) == {"t", "li"}
+
+
+TOC_DOC = (
+    "# Page\n\n## Install & Run!\n\n## Using `--jobs N` (two processes)\n\n## Café Crème\n\n## Dup\n## Dup\n\n"
+    "## Foo\n\n## Bar {#foo}\n\n## Options {.wide}\n\n## ☃\n\nText *em*{ #e1 } and `c`{#c1}.\nMore.\n{: #blk }\n"
+)
+
+
+def test_mkdocs_heading_ids_are_python_markdowns() -> None:
+    # what Python-Markdown's toc writes for the same source (checked against it in the next test)
+    assert extract_markdown(TOC_DOC, BASE, heading_ids=MKDOCS_IDS).anchors == {
+        "page", "install-run", "using-jobs-n-two-processes", "cafe-creme", "dup", "dup_1", "foo_1", "foo",
+        "options", "_1", "e1", "c1", "blk",
+    }
+
+
+@pytest.mark.parametrize(
+    ("ids", "config"),
+    [
+        (HeadingIds("toc"), {}),
+        (HeadingIds("toc", separator="_"), {"separator": "_"}),
+        (HeadingIds("toc", "unicode"), {"slugify": "toc.slugify_unicode"}),
+        (HeadingIds("toc", "pymdownx", "lower"), {"slugify": "pymdownx.lower"}),
+        (HeadingIds("toc", "pymdownx", "none"), {"slugify": "pymdownx.none"}),
+    ],
+)
+def test_mkdocs_heading_ids_match_python_markdown_itself(ids: HeadingIds, config: dict[str, str]) -> None:
+    markdown = pytest.importorskip("markdown")
+    slugs = pytest.importorskip("pymdownx.slugs")
+    from markdown.extensions.toc import slugify_unicode
+
+    functions = {"toc.slugify_unicode": slugify_unicode, "pymdownx.lower": slugs.slugify(case="lower"),
+                 "pymdownx.none": slugs.slugify()}
+    toc = {key: functions.get(value, value) for key, value in config.items()}
+    html = markdown.markdown(TOC_DOC, extensions=["toc", "attr_list"], extension_configs={"toc": toc})
+    assert extract_markdown(TOC_DOC, BASE, heading_ids=ids).anchors == set(re.findall(r' id="([^"]*)"', html))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from .heading_styles import HeadingStyles
 from .inputs import INPUT_SOURCE, Input
 from .ledger import reference
 from .links import LinkRules
@@ -31,7 +32,7 @@ def planned(inputs: Iterable[Input], settings: Settings) -> Iterator[Planned]:
     """Each link of the local inputs that a run would check or report (excluded, unsupported and --offline
     links left out), in document order; a URL input as itself, not fetched. Nothing is crawled."""
     rules = LinkRules.from_settings(settings)
-    files = LocalFiles(rules, settings.index_files, settings.include_code)
+    files = LocalFiles(rules, settings.index_files, settings.include_code, HeadingStyles(settings.heading_ids))
     fragments = rules.check_fragments(True)
     nowhere = Scope((), frozenset())
     for inp in inputs:

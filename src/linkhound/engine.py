@@ -16,6 +16,7 @@ from .client import HttpClient, Transport, client_options
 from .crawl_state import Claim, Found, Plan, StateFactory
 from .extract import Kind
 from .fetcher import Fetched, Fetcher, Others
+from .heading_styles import HeadingStyles
 from .hop_gate import HopGate
 from .host_pool import HostLimits, HostPool, HostStats
 from .inputs import INPUT_SOURCE, Input
@@ -127,7 +128,7 @@ class Engine:
         self._more_caps: set[str] = set()  # those other processes of the run noted (--jobs)
         self._more_warnings: list[str] = []
         self._ahead = ahead  # the input documents, parsed by a child process meanwhile
-        files = LocalFiles(self._rules, s.index_files, s.include_code, ahead)
+        files = LocalFiles(self._rules, s.index_files, s.include_code, HeadingStyles(s.heading_ids), ahead)
         self._sorter = LinkSorter(self._rules, self._ledger, files, self._guard, s.recursive, s.state is not None)
         wake = self._scheduler.wake_host
         self._redirects = Redirects(self._state, self._ledger, self._fetcher, wake, s.recursive, self._in_scope)

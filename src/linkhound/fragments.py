@@ -21,8 +21,9 @@ class Anchors(NamedTuple):
         if is_always_valid(fragment):
             return True
         candidates = {fragment, unquote(fragment)}
-        if self.case_insensitive:
+        if self.case_insensitive:  # (a Markdown file's): GitHub's page has each id with user-content- before it too
             candidates = {c.lower() for c in candidates}
+            candidates.update([c[13:] for c in candidates if c.startswith("user-content-")])
         return not candidates.isdisjoint(self.names)
 
 

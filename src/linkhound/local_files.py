@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from .extract import Kind, extract, kind_for_path, text_links
 from .fragments import Anchors, is_always_valid
+from .heading_styles import HeadingStyles
 from .inputs import Input
 from .links import LinkRules, Resolved
 from .local import (
@@ -33,13 +34,14 @@ AnchorLoader = Callable[[], Anchors | None]
 
 
 class LocalFiles:
-    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], include_code: bool,
+    def __init__(self, rules: LinkRules, index_files: tuple[str, ...], include_code: bool, headings: HeadingStyles,
                  ahead: ParseAhead | None = None):
         self._rules = rules
         self._ahead = ahead  # input documents being parsed by a child process
         self._resolved: dict[str, list[Resolved | None]] = {}  # path -> the links of _parsed[path], resolved
         self._index_files = index_files
         self._include_code = include_code
+        self._headings = headings  # the heading ids of each Markdown file (GitHub's, or MkDocs')
         self._anchors: dict[str, Anchors | None] = {}  # path -> its anchors
         self._parsed: dict[str, Extraction] = {}  # path -> a document parsed for its anchors before it was read
         self._in_hand: set[str] = set()  # paths of documents read from stdin: nowhere on disk
@@ -80,7 +82,7 @@ class LocalFiles:
         done = self._parsed.pop(path, None) if path is not None else None
         if done is None and path is not None and self._ahead is not None:
             done = self._take(path, kind)
-        extraction = done or extract(body, base, kind, include_code=self._include_code)
+        extraction = done or self._extract(body, base, kind, path)
         if path is not None and kind in (Kind.HTML, Kind.MARKDOWN):
             self._anchors[path] = Anchors.of(extraction.anchors, markdown=kind is Kind.MARKDOWN)
         return extraction
@@ -99,8 +101,11 @@ class LocalFiles:
     def read_ahead(self, inp: Input) -> Extraction:
         """A local input's extraction before its turn (a sitemap's URLs set the crawl's scope); links() reuses it."""
         assert inp.content is not None and inp.kind is not None and inp.path is not None
-        extraction = self._parsed[inp.path] = extract(inp.content, "", inp.kind, include_code=self._include_code)
+        extraction = self._parsed[inp.path] = self._extract(inp.content, "", inp.kind, inp.path)
         return extraction
+
+    def _extract(self, body: bytes, base: str, kind: Kind, path: str | None) -> Extraction:
+        return extract(body, base, kind, include_code=self._include_code, heading_ids=self._headings.of(path))
 
     def check(self, url: str) -> tuple[Result, AnchorLoader | None]:
         """The verdict on a file: URL, and how to get its anchors when a #fragment asks."""
@@ -147,7 +152,7 @@ class LocalFiles:
                 body = read_document(path) if parsed is None else None  # (whole, as an input is read)
                 if body is not None:
                     base = self._rules.local_base(path)
-                    parsed = extract(body, base, kind, include_code=self._include_code)
+                    parsed = self._extract(body, base, kind, path)
                 if parsed is not None:
                     self._parsed[path] = parsed
                     anchors = Anchors.of(parsed.anchors, markdown=kind is Kind.MARKDOWN)

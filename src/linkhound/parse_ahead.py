@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from .extract import Kind
 from .forks import can_fork, cores
+from .heading_styles import HeadingStyles
 from .inputs import Input
 from .links import LinkRules, Resolved
 from .settings import Settings
@@ -170,6 +171,7 @@ def _parse(docs: Sequence[Input], s: Settings, fd: int, taken: mmap.mmap) -> Non
     with contextlib.suppress(AttributeError, OSError):  # a larger pipe where the system allows it
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
     rules = LinkRules.from_settings(s)
+    headings = HeadingStyles(s.heading_ids)
     unique: dict[str, Input] = {}
     for inp in docs:
         assert inp.path is not None
@@ -195,7 +197,8 @@ def _parse(docs: Sequence[Input], s: Settings, fd: int, taken: mmap.mmap) -> Non
         done[i] = 1
         inp = order[i]
         assert inp.path is not None and inp.content is not None and inp.kind is not None
-        e = extract(inp.content, rules.local_base(inp.path), inp.kind, include_code=s.include_code)
+        e = extract(inp.content, rules.local_base(inp.path), inp.kind, include_code=s.include_code,
+                    heading_ids=headings.of(inp.path))
         base = rules.document_base(rules.local_base(inp.path), e)  # as LocalFiles.links resolves a file's links
         resolved = None
         sent += 1

@@ -213,6 +213,11 @@ class Settings:
     index_files: tuple[str, ...] = option(
         (), "a link to a directory needs one of these files in it", LOCAL, metavar="LIST", comma=True
     )
+    heading_ids: str = option(
+        "auto", "the ids of Markdown headings that #fragments name: GitHub's, or MkDocs' (Python-Markdown's toc); "
+        "auto: MkDocs' for the files of a MkDocs project's docs_dir (found by its mkdocs.yml), else GitHub's",
+        LOCAL, choices=("auto", "github", "mkdocs"),
+    )
     # -- requests
     max_concurrency: int = option(128, "requests in flight at once", REQUESTS, metavar="N", at_least=1)
     host_concurrency: int = option(8, "requests in flight per host", REQUESTS, metavar="N", at_least=1)

@@ -9,11 +9,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..types import Extraction
-from .slug import Slugger, github_slug
+from .slug import GITHUB, MKDOCS, HeadingIds, Slugger, github_slug
 from .text import extract_text, text_links
 
 __all__ = [
     "Kind",
+    "GITHUB",
+    "MKDOCS",
+    "HeadingIds",
     "Slugger",
     "extract",
     "extract_css",
@@ -112,7 +115,9 @@ def kind_for_response(content_type: str, body: bytes, url: str) -> Kind | None:
     return by_path if by_path in (Kind.HTML, Kind.MARKDOWN) else None
 
 
-def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -> Extraction:
+def extract(
+    body: bytes, base: str, kind: Kind, *, include_code: bool = False, heading_ids: HeadingIds = GITHUB
+) -> Extraction:
     """Extract the links and anchors of one document of the given kind; pure, never raises on bad input."""
     if kind is Kind.HTML:
         from .html import extract_html  # selectolax loads only for a run that reads HTML
@@ -121,7 +126,7 @@ def extract(body: bytes, base: str, kind: Kind, *, include_code: bool = False) -
     if kind is Kind.MARKDOWN:
         from .markdown import extract_markdown  # pyromark loads only for a run that reads Markdown
 
-        return extract_markdown(body, base, include_code=include_code)
+        return extract_markdown(body, base, include_code=include_code, heading_ids=heading_ids)
     if kind is Kind.TEXT:
         return extract_text(body, base)
     from .sitemap import extract_sitemap  # (expat loads only for a run that reads a sitemap)

@@ -23,7 +23,7 @@ from typing import Any
 import pyromark
 
 from ..types import Extraction, RawLink
-from .slug import Slugger, github_slug
+from .slug import GITHUB, HeadingIds, Slugger, github_slug, toc_ids
 from .text import decode_bytes, find_urls, normalize_newlines
 
 _ELEMENT = "markdown"
@@ -135,7 +135,10 @@ def _definition_destination(data: bytes, start: int) -> int:
 
 
 _LABEL_SPACE = re.compile(r"[ \t\r\n]+")
-_ATTRIBUTE_LIST = re.compile(r"\{:?([^{}\n]*)\}")  # attr_list's { #id .class key=value }, or {: ... }
+# attr_list's { #id .class key=value } (or {: ... }): right after an inline element, or as a block's last line
+_INLINE_ATTRIBUTES = re.compile(r"\{:?[ ]*([^{}\n ][^{}\n]*)\}")
+_BLOCK_ATTRIBUTES = re.compile(r"[ ]*\{:?[ ]*([^{}\n ][^{}\n]*)\}[ ]*")
+_INLINE_ENDS = frozenset({"Emphasis", "Strong", "Strikethrough", "Link", "Image"})  # attributes may follow
 
 
 def _label_key(label: str) -> str:
@@ -147,9 +150,10 @@ def _label_key(label: str) -> str:
 class _Walk:
     """One pass over the parser's events, and what it found."""
 
-    def __init__(self, source: _Source, include_code: bool) -> None:
+    def __init__(self, source: _Source, include_code: bool, ids: HeadingIds) -> None:
         self.source = source
         self.include_code = include_code
+        self.ids = ids
         self.found: list[_Found] = []
         self.anchors: set[str] = set()
         self.used_labels: set[str] = set()
@@ -157,6 +161,8 @@ class _Walk:
         self.code: list[tuple[int, int]] = []  # byte ranges of code spans and blocks
         self.runs: list[dict[str, int]] = []  # byte ranges of text outside links and code, in order
         self._slugger = Slugger()
+        self._toc: list[tuple[str, str | None]] = []  # with toc's ids: each heading's text and explicit id
+        self._taken: set[str] = set()  # with toc's ids: the ids written in the document
         self._links: list[list[Any]] = []  # open links and images: [url or None, attribute, start, content end]
         self._heading: list[str] | None = None  # text of the heading being read
         self._heading_tag: dict[str, Any] = {}
@@ -167,10 +173,18 @@ class _Walk:
     def read(self, events: Any) -> None:
         """Walk the events (text merged: one event per run of text, with the range of all its source)."""
         runs, links = self.runs, self._links
+        after = ""  # what the event before was, where attr_list looks: "inline" (an element's end), "break"
+        block_ids = None  # a line of attributes after a break: a block's, if the block ends with it
         for event, span in events:
+            if block_ids is not None:
+                end = event.get("End") if event.__class__ is dict else None
+                if end.__class__ is str and end not in _INLINE_ENDS:
+                    self._attribute_ids(block_ids[1])
+                block_ids = None
             if event.__class__ is not dict:  # SoftBreak, HardBreak, Rule
                 if self._heading is not None:
                     self._heading.append("\n")
+                after = "break"
                 continue
             text = event.get("Text")
             if text is not None:
@@ -180,13 +194,19 @@ class _Walk:
                     continue
                 if self._heading is not None:
                     self._heading_text(text)
-                elif "{" in text:
-                    self._attribute_ids(text)
+                elif after and "{" in text:
+                    if after == "inline":
+                        if (match := _INLINE_ATTRIBUTES.match(text)) is not None:
+                            self._attribute_ids(match[1])
+                    else:
+                        block_ids = _BLOCK_ATTRIBUTES.fullmatch(text)
+                after = ""
                 if links:
                     links[-1][3] = span["end"]
                 else:
                     runs.append(span)
                 continue
+            after = ""
             tag = event.get("Start")
             if tag is not None:
                 if links:
@@ -198,6 +218,8 @@ class _Walk:
             if tag is not None:
                 if tag.__class__ is not str or tag in ("Link", "Image", "CodeBlock"):
                     self._end(tag, span["end"])
+                if tag.__class__ is str and tag in _INLINE_ENDS:
+                    after = "inline"
                 continue
             if links:
                 links[-1][3] = span["end"]
@@ -209,6 +231,7 @@ class _Walk:
                     self._heading_text(code)
                 if self.include_code:
                     self._code_urls(start, end, None)
+                after = "inline"
                 continue
             piece = event.get("Html") or event.get("InlineHtml")
             if piece is not None:
@@ -218,15 +241,18 @@ class _Walk:
             if label is not None:  # the ids GitHub and MkDocs give the first reference to a footnote
                 self.anchors.update((f"fnref-{label}", f"fnref:{label}"))
 
-    def _attribute_ids(self, text: str) -> None:
-        """The ids of attr_list blocks in text (MkDocs, Python-Markdown): after an inline element,
-        `**x**{ #id }`, or a paragraph's last line, `{: #id }`. Such an element is a target of #id."""
-        for block in _ATTRIBUTE_LIST.finditer(text):
-            for word in block[1].split():
-                if word.startswith("#") and len(word) > 1:
-                    self.anchors.add(word[1:])
-                elif word.startswith("id=") and len(word) > 3:
-                    self.anchors.add(word[3:].strip("\"'"))
+    def _attribute_ids(self, attributes: str) -> None:
+        """The id of an attr_list block (MkDocs, Python-Markdown): one right after an inline element,
+        `**x**{ #id }`, or on a block's last line, `{: #id }`. Such an element is a target of #id."""
+        for word in attributes.split():
+            if word.startswith("#") and len(word) > 1:
+                name = word[1:]
+            elif word.startswith("id=") and len(word) > 3:
+                name = word[3:].strip("\"'")
+            else:
+                continue
+            self.anchors.add(name)
+            self._taken.add(name)
 
     def _heading_text(self, text: str) -> None:
         if not self._images:
@@ -319,6 +345,12 @@ class _Walk:
         if explicit:
             explicit = explicit.strip("\"'")  # attr_list's `{ id="x" }`: the parser keeps the quotes
             self.anchors.add(explicit)
+        if self.ids.style == "toc":  # ids given at the end, when every id written in the document is known
+            self._toc.append((text, explicit))
+            if explicit:
+                self._taken.add(explicit)
+            return
+        if explicit:
             self._slugger.reserve(explicit)
             return
         if tag["classes"] or tag["attrs"]:
@@ -328,6 +360,11 @@ class _Walk:
         slug = self._slugger.slug(text)
         if slug:
             self.anchors.add(slug)
+
+    def toc_anchors(self) -> None:
+        """The ids toc gives the headings without one of their own."""
+        if self._toc:
+            self.anchors.update(toc_ids(self._toc, self._taken, self.ids))
 
     def _attribute_block(self, end: int) -> str:
         """The heading's `{...}` as written, with the space before it: the end of its first line."""
@@ -442,8 +479,11 @@ def _is_mdx(base: str) -> bool:
     return base.split("#", 1)[0].split("?", 1)[0].lower().endswith(".mdx")
 
 
-def extract_markdown(body: bytes | str, base: str, *, include_code: bool = False) -> Extraction:
-    """Links and anchors of a Markdown document; code spans and blocks only when include_code.
+def extract_markdown(
+    body: bytes | str, base: str, *, include_code: bool = False, heading_ids: HeadingIds = GITHUB
+) -> Extraction:
+    """Links and anchors of a Markdown document; code spans and blocks only when include_code; its headings'
+    ids as GitHub gives them, or as heading_ids says (MkDocs).
 
     A document whose base URL names a .mdx file is MDX: href, src and to props of its JSX elements are
     links too.
@@ -451,8 +491,9 @@ def extract_markdown(body: bytes | str, base: str, *, include_code: bool = False
     source = _Source(normalize_newlines(decode_bytes(body)))
     text = source.text
     parse_text, front_matter = _parse_text(text)
-    walk = _Walk(source, include_code)
+    walk = _Walk(source, include_code, heading_ids)
     walk.read(_parser().events_with_range(parse_text, merge_text=True))
+    walk.toc_anchors()
     walk.bare_urls()
     for offset, url in find_urls(text, 0, front_matter):
         walk.found.append((_bytes_in(text, offset), url, _ELEMENT, "bare", False))
