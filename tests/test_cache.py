@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sqlite3
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import arun
 from linkhound import OptionError, Report, Result, Status
 from linkhound.cache import CachePolicy, ResultCache
 from linkhound.settings import parse_age
@@ -191,11 +193,31 @@ async def test_a_damaged_cache_is_moved_aside_with_a_warning(
     site.page("/ok", "fine")
     report = await check(site, cache, "/")
     assert report.summary.success
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "damaged" in err[0] and "moved aside" in err[0]
+    (warning,) = report.summary.warnings  # in the report (so in every format), not on the library's stderr
+    assert "damaged" in warning and "moved aside" in warning
+    assert capsys.readouterr().err == ""
     assert (tmp_path / "cache.sqlite.bad").read_bytes().startswith(b"this is not")
     site.requests.clear()
     assert by_url(await check(site, cache, "/"))[site.url("/ok")].cached  # the new cache works
+
+
+async def test_the_command_shows_a_cache_warning_once_with_its_report(site: Site, tmp_path: Path) -> None:
+    cache = tmp_path / "cache.sqlite"
+    site.page("/", html("/ok"))
+    site.page("/ok", "fine")
+    common = ["--no-progress", "--no-config", "--cache", "--cache-file", str(cache), site.url("/")]
+    cache.write_bytes(b"this is not a database" * 200)
+    code, out, err = await arun(*common)
+    assert code == 0 and err == "", err
+    assert [line for line in out.splitlines() if "moved aside" in line] == [
+        f"warning: {cache}: damaged (file is not a database): moved aside to {cache}.bad; starting a new cache"]
+    cache.write_bytes(b"this is not a database" * 200)
+    written = tmp_path / "report.json"
+    code, out, err = await arun(*common, "-f", "json", "-o", str(written))
+    assert code == 0 and out == ""
+    (warning,) = json.loads(written.read_text())["summary"]["warnings"]
+    assert "moved aside" in warning
+    assert err.splitlines()[:-1] == [f"linkhound: warning: {warning}"]  # the report went to a file: said here
 
 
 async def _cached_then_changed(site: Site, cache: Path, sql: str) -> None:
@@ -216,11 +238,11 @@ async def test_damage_found_during_a_run_moves_the_cache_aside_for_the_next(
     capsys.readouterr()
     report = await check(site, cache, "/")
     assert report.summary.success  # the run goes on without the cache: the links are asked
-    err = capsys.readouterr().err
-    assert "the cache failed" in err and "moved aside" in err and (tmp_path / "cache.sqlite.bad").exists()
-    await check(site, cache, "/")  # a new cache: made by this run, no warning
-    await check(site, cache, "/")
+    (warning,) = report.summary.warnings
+    assert "the cache failed" in warning and "moved aside" in warning and (tmp_path / "cache.sqlite.bad").exists()
     assert capsys.readouterr().err == ""
+    for _ in range(2):
+        assert (await check(site, cache, "/")).summary.warnings == ()  # a new cache: made by this run, no warning
 
 
 async def test_a_cache_of_another_version_is_moved_aside(
@@ -229,10 +251,11 @@ async def test_a_cache_of_another_version_is_moved_aside(
     cache = tmp_path / "cache.sqlite"
     await _cached_then_changed(site, cache, "UPDATE meta SET value = '0.0.1' WHERE name = 'version'")
     site.requests.clear()
-    report = by_url(await check(site, cache, "/"))
+    run = await check(site, cache, "/")
+    report = by_url(run)
     assert not report[site.url("/ok")].cached and site.hits("/ok") == 1
-    err = capsys.readouterr().err
-    assert "a cache of linkhound 0.0.1" in err and err.count("\n") == 1
+    (warning,) = run.summary.warnings
+    assert "a cache of linkhound 0.0.1" in warning and capsys.readouterr().err == ""
     assert (tmp_path / "cache.sqlite.bad").exists()
 
 

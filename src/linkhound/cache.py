@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -100,8 +99,9 @@ class Entry(NamedTuple):
 class ResultCache:
     """The cache file of a run. Reads go straight to the file; writes are gathered and written in one short
     transaction at a time (WAL: readers never wait, and another run's writer waits its turn). A file that can't
-    be used (damaged, or written by another linkhound version) is moved aside with a warning on stderr, and the
-    run starts a new one; a failure during the run ends the cache's part in it, never the run."""
+    be used (damaged, or written by another linkhound version) is moved aside, and the run starts a new one; a
+    failure during the run ends the cache's part in it, never the run. Each is said in `warnings`, which the
+    engine puts in the run's report (printed here, it would never reach a library's caller nor a report file)."""
 
     def __init__(self, path: str, policy: CachePolicy, clock: Callable[[], float] = time.time) -> None:
         self.path = path
@@ -110,13 +110,14 @@ class ResultCache:
         self._pending: list[tuple[object, ...]] = []
         self._oldest = 0.0
         self._db: sqlite3.Connection | None = None
+        self.warnings: list[str] = []  # what went wrong with the file, for the run's report
         try:
             self._db = _open(path)
         except _Unusable as e:
-            _warn(f"{path}: {e}: moved aside to {_move_aside(path)}; starting a new cache")
-            self._db = _try_open(path)
+            self.warnings.append(f"{path}: {e}: moved aside to {_move_aside(path)}; starting a new cache")
+            self._db = self._try_open()
         except (OSError, sqlite3.Error) as e:
-            _warn(f"{path}: can't use the cache ({e}); going on without it")
+            self.warnings.append(f"{path}: can't use the cache ({e}); going on without it")
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -208,7 +209,14 @@ class ResultCache:
             with contextlib.suppress(OSError):
                 aside = _move_aside(self.path)
         moved = f": moved aside to {aside}" if aside else ""
-        _warn(f"{self.path}: the cache failed ({e}){moved}; going on without it")
+        self.warnings.append(f"{self.path}: the cache failed ({e}){moved}; going on without it")
+
+    def _try_open(self) -> sqlite3.Connection | None:
+        try:
+            return _open(self.path)
+        except (_Unusable, OSError, sqlite3.Error) as e:
+            self.warnings.append(f"{self.path}: can't make a new cache ({e}); going on without it")
+            return None
 
 
 class _Unusable(Exception):
@@ -267,14 +275,6 @@ def _open_once(path: str) -> sqlite3.Connection:
     return db
 
 
-def _try_open(path: str) -> sqlite3.Connection | None:
-    try:
-        return _open(path)
-    except (_Unusable, OSError, sqlite3.Error) as e:
-        _warn(f"{path}: can't make a new cache ({e}); going on without it")
-        return None
-
-
 def _move_aside(path: str) -> str:
     aside = f"{path}.bad"
     for suffix in ("-wal", "-shm"):
@@ -282,10 +282,6 @@ def _move_aside(path: str) -> str:
             os.replace(path + suffix, aside + suffix)
     os.replace(path, aside)
     return aside
-
-
-def _warn(message: str) -> None:
-    print(f"linkhound: warning: {message}", file=sys.stderr)
 
 
 def _chain_text(result: Result) -> str:

@@ -252,12 +252,14 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
         print(f"linkhound: error: can't write the report{where}: {unwritable[0]}", file=sys.stderr)
         return EXIT_USAGE
     if not settings.quiet:
-        if settings.output is not None:  # the report went to a file: its summary line still shows here
+        if settings.output is not None:  # the report went to a file: its warnings and summary line still show here
             from .report.ansi import paint
-            from .report.common import plain, summary_line
+            from .report.common import plain, summary_line, warning_lines
 
-            line = summary_line(report.summary, paint if use_color(settings, sys.stderr) else plain)
-            print(line, file=sys.stderr)
+            color = use_color(settings, sys.stderr)
+            for warning in warning_lines(report.summary, color):
+                print(f"linkhound: {warning}", file=sys.stderr)
+            print(summary_line(report.summary, paint if color else plain), file=sys.stderr)
         for note in notes(report, settings.recursive):
             print(f"linkhound: {note}", file=sys.stderr)
     if settings.host_stats:

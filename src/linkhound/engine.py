@@ -165,6 +165,7 @@ class Engine:
                     await self._fetcher.close()
                     if self._cache is not None:
                         self._fetcher.cache_redirects(self._ledger)
+                        self._cache.flush()  # (before the report: a last write that fails is said in it)
                     report = await self.with_certificates(self._report(time.monotonic() - started))
                     s = self.settings
                     if (s.suggest_fixes or s.suggest_https) and not self._stopping:
@@ -501,7 +502,8 @@ class Engine:
     def _run_notes(self) -> tuple[set[str], list[str]]:
         """The run's caps and warnings (with those of the earlier sessions of a resumed crawl)."""
         caps = self._caps() | self._more_caps
-        fetch_warnings = list(dict.fromkeys(self._fetcher.warnings() + self._more_warnings))  # (each once)
+        cache_warnings = self._cache.warnings if self._cache is not None else []
+        fetch_warnings = list(dict.fromkeys(cache_warnings + self._fetcher.warnings() + self._more_warnings))  # once
         warnings = list(self._notes.warnings(fetch_warnings, self._state.refetched))
         return (caps, warnings) if self._journal is None else self._journal.notes(caps, warnings)
 

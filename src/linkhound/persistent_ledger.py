@@ -807,7 +807,10 @@ class PersistentLedger:
             self._state.write_soon()  # the notes, even when nothing else changed since the last commit
         self._state.close()
         self._closed = True
-        if failed is None and self._state.failed is not None:  # after the report, which stands
+        # After the report, which stands: too late for its warnings, so said here. A program is not told more:
+        # the run's results are whole, and what is lost is only the state's last commit, which a resumed run
+        # makes up for by asking those URLs again.
+        if failed is None and self._state.failed is not None:
             print(f"linkhound: warning: {self._path}: can't write the crawl state's last changes "
                   f"({self._state.failed}); a run of the same command resumes from what was written before",
                   file=sys.stderr)

@@ -277,7 +277,7 @@ class _Process:
             over.append(True)
             await watcher
         self._raise_if_away()
-        return report
+        return _with_outages(report, self.job.patience)
 
     def _raise_if_away(self) -> None:
         """Redis stayed away past --redis-timeout: the process stops with that error, whatever the engine made
@@ -344,6 +344,7 @@ class DistributedRun(Run):
                 await self._job.ended(elapsed)
         drift = self._process.engine.sitemap_drift if local.sitemap_drift is not None else None
         report = await self._job.report(elapsed, self._stopped, caps, local.summary.warnings, drift)
+        report = _with_outages(report, self._job.patience)  # (one while the log was read, too)
         report = await self._process.engine.with_certificates(report)
         if self._settings.fail_on_blocked:
             report = dataclasses.replace(report, summary=dataclasses.replace(report.summary, blocked_fail=True))
@@ -355,6 +356,14 @@ class DistributedRun(Run):
             self._stopped = True
             self._telling = asyncio.ensure_future(self._job.stop())
         super().stop()
+
+
+def _with_outages(report: Report, patience: Patience | None) -> Report:
+    """report with the outages of Redis this process waited out among its warnings (each once)."""
+    if patience is None or not patience.warnings:
+        return report
+    warnings = tuple(dict.fromkeys((*report.summary.warnings, *patience.warnings)))
+    return dataclasses.replace(report, summary=dataclasses.replace(report.summary, warnings=warnings))
 
 
 def _links_to_fix(report: Report, local: Report, settings: Settings) -> Report:

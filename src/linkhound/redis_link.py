@@ -8,13 +8,14 @@ Once Redis has answered, a step that finds it away (refused, reset, timed out, l
 restart) is tried again, with a growing pause, until Redis answers or `timeout` seconds have passed since the
 first failure: then the step fails with RedisAway, one line, and the process stops. (Before Redis first
 answered, a failure is said at once: a wrong URL is not waited for.) What a process was doing waits meanwhile:
-no link is checked again or reported broken because Redis was away.
+no link is checked again or reported broken because Redis was away. Each outage waited out is a warning of
+the process's report (`Patience.warnings`): a library's caller gets it there, and the command prints it with
+the report, once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -41,14 +42,16 @@ class RedisAway(LinkhoundError):
 
 class Patience:
     """Tries a Redis step again while Redis is away, up to `timeout` seconds. `failed` keeps the error that
-    ended the wait, so the process can stop (every later step fails at once)."""
+    ended the wait, so the process can stop (every later step fails at once); `warnings` says each outage
+    waited out, for the report."""
 
-    def __init__(self, url: str, timeout: float = TIMEOUT, say: Callable[[str], None] | None = None) -> None:
+    def __init__(self, url: str, timeout: float = TIMEOUT) -> None:
         self.url = url
         self.timeout = timeout
         self.failed: RedisAway | None = None
-        self._say = say if say is not None else _to_stderr
+        self.warnings: list[str] = []
         self._away_since: float | None = None  # the first failure of the current outage
+        self._why = ""  # what that failure said
         self._reached = False  # Redis answered once: from then on, a failure is an outage, waited out
 
     async def __call__(self, step: Callable[[], Awaitable[T]]) -> T:
@@ -70,7 +73,7 @@ class Patience:
                 now = time.monotonic()
                 if self._away_since is None:
                     self._away_since = now
-                    self._say(f"Redis at {self.url} is away ({_first_line(e)}): waiting up to {self.timeout:g} s")
+                    self._why = _first_line(e)
                 if now - self._away_since >= self.timeout:
                     self.failed = RedisAway(
                         f"Redis at {self.url} was away for {self.timeout:g} s (--redis-timeout): {_first_line(e)}; "
@@ -81,13 +84,11 @@ class Patience:
                 continue
             self._reached = True
             if self._away_since is not None:
+                away = time.monotonic() - self._away_since
                 self._away_since = None
-                self._say(f"Redis at {self.url} is back")
+                self.warnings.append(f"Redis at {self.url} was away for {away:.1f} s ({self._why}); the steps that "
+                                     "failed meanwhile were made again once it was back")
             return answer
-
-
-def _to_stderr(text: str) -> None:
-    print(f"linkhound: {text}", file=sys.stderr)
 
 
 def _first_line(e: BaseException) -> str:
