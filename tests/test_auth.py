@@ -10,6 +10,7 @@ import pytest
 from aiohttp import web
 
 import linkhound
+from cli_run import arun
 from linkhound import Status
 from server import Site, SiteFactory, html
 
@@ -138,6 +139,31 @@ async def test_unreadable_cookie_jar_is_a_usage_error(tmp_path: Path) -> None:
     jar.write_text("not a cookies file\n")
     with pytest.raises(linkhound.UsageError, match="--cookie-jar: .*jar.txt: can't read a Netscape cookies.txt"):
         await linkhound.check(["http://127.0.0.1:1/"], cookie_jar=str(jar))
+
+
+@pytest.mark.parametrize("jar_is", ["malformed", "a directory", "in no directory"])
+async def test_a_cookie_jar_that_cant_be_used_is_an_error_when_the_run_starts(
+    site: Site, tmp_path: Path, jar_is: str
+) -> None:
+    site.page("/", "home")
+    jar = tmp_path / "jar.txt"
+    if jar_is == "malformed":
+        jar.write_text("not a cookies file\n")
+    elif jar_is == "a directory":
+        jar.mkdir()
+    else:
+        jar = tmp_path / "gone" / "jar.txt"
+    problem = "can't write here" if jar_is == "in no directory" else "can't read a Netscape cookies.txt"
+    with pytest.raises(linkhound.OptionError, match=f"^--cookie-jar: {re.escape(str(jar))}: {problem}"):
+        linkhound.start([site.url("/")], cookie_jar=str(jar))  # start(), as other options' errors: not report()
+    assert site.requests == []
+
+    # the command: one line, exit 1, no request, no --state made
+    state = tmp_path / "state"
+    code, out, err = await arun("--no-progress", "--no-config", "--state", str(state), "--cookie-jar", str(jar),
+                                site.url("/"))
+    assert (code, out) == (1, "") and re.fullmatch(f"linkhound: error: --cookie-jar: [^\n]*{problem}[^\n]*\n", err)
+    assert site.requests == [] and not state.exists()
 
 
 async def test_http_proxy_from_environment_and_no_proxy(

@@ -124,7 +124,13 @@ def start(
     # a list's results are made for the report while it waits on answers; not a crawl's, nor a folder's of
     # documents, whose targets mostly get more references after their result (made again at the end)
     lists = not s.recursive and all(i.is_url or i.kind is Kind.TEXT for i in read)
-    return Run(Engine(s, callback, transport, ahead=ahead), read, ahead=lists, callback=callback)
+    try:
+        engine = Engine(s, callback, transport, ahead=ahead)
+    except BaseException:  # (an option found wrong there: --cookie-jar's file) no child is left parsing
+        if ahead is not None:
+            ahead.close()
+        raise
+    return Run(engine, read, ahead=lists, callback=callback)
 
 
 def preview(

@@ -114,6 +114,7 @@ class HttpClient:
         self, options: ClientOptions, transport: Transport | None = None) -> None:
         self._options = options
         self._cookies = Cookies(options.cookie_jar)
+        self._cookies.load()  # now: a jar that can't be read or written is an option's error, before any request
         self._credential_headers = {k: v for k, v in options.headers.items() if k.lower() in CREDENTIAL_HEADERS}
         # HTTP_PROXY, HTTPS_PROXY and NO_PROXY, read once per run (a lookup per request otherwise)
         env = proxy_environment()
@@ -131,7 +132,6 @@ class HttpClient:
         self.gate: HopGate | None = None  # set by the engine: requests past a check's first keep their hosts' rates
 
     async def __aenter__(self) -> HttpClient:
-        self._cookies.load()
         if self._transport is not None:
             await self._transport.open()
         return self

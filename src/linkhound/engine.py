@@ -78,6 +78,8 @@ class Engine:
         more: More | None = None,  # --jobs: URLs the others give back once the inputs are read, queued here
     ) -> None:
         s = self.settings = settings
+        # first: its --cookie-jar, read now, may be an option's error, before the run opens a file of its own
+        self._client = HttpClient(client_options(s), transport)
         self._emit = emit
         default = HostLimits(s.host_concurrency, s.host_rate, s.host_burst)
         per_host = {h: hs.limits(default) for h, hs in s.host_settings.items()}
@@ -89,7 +91,6 @@ class Engine:
         if self._journal is not None:
             self._journal.on_failure(self.cancel)  # its file can't be written (disk full): nothing more to do
         self._scheduler = Scheduler(self._state, self._pool, s.max_concurrency)
-        self._client = HttpClient(client_options(s), transport)
         checker = self._checker = HttpChecker(self._client, self._pool, CheckPolicy.from_settings(s))
         self._rules = LinkRules.from_settings(s)
         self._parser = PageParser(self._rules, s.include_code, s.parse_workers)
