@@ -302,3 +302,22 @@ def test_the_settings_a_job_shares_leave_secrets_out() -> None:
     again = linkhound.make_settings(**shared)
     assert (again.max_depth, again.accept, again.exclude) == (3, settings.accept, ("^https://x",))
     assert again.host_settings["x.org"].rate == 1.0 and again.header == ()
+
+
+async def test_crawl_delay_spaces_the_first_page_from_the_robots_txt_request(
+    site: Site, redis_url: str, tmp_path: Path
+) -> None:
+    """As in one process (test_politeness): robots.txt took a token of the host's bucket, which is in Redis
+    here, so Crawl-delay empties that one, and the first page comes a delay after robots.txt, not right behind."""
+    site.page("/robots.txt", "User-agent: *\nCrawl-delay: 1\n", content_type="text/plain")
+    site.page("/", "ok")
+    lead = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "linkhound", "-r", "--redis", redis_url, "--job", "delay", "--no-config",
+        "--host-concurrency", "4", "--output", str(tmp_path / "report.txt"), site.url("/"),
+        stderr=asyncio.subprocess.PIPE,
+    )
+    code, err = await _finish(lead)
+    assert code == 0, err
+    assert [r.path for r in site.requests] == ["/robots.txt", "/"]
+    robots, first = (r.at for r in site.requests)
+    assert first - robots >= 0.9, first - robots

@@ -4,7 +4,9 @@ from the host's keys in Redis (the same keys and Lua as `linkhound.throttle`), a
 The scheduler asks `try_acquire` without waiting, so slots are fetched from Redis in the background: an ask
 that finds none in stock answers "try again in a moment" (a millisecond) and fetches one, and the scheduler
 takes it as it comes back. Slots are fetched one at a time, as asked for: a process that took more than it
-uses would keep them from the others. One left in stock (the host ran out of work) is soon given back.
+uses would keep them from the others. One left in stock (the host ran out of work) is soon given back. A rate
+lowered by robots.txt (`slow_down`) empties the host's bucket in Redis, where the robots.txt request took its
+token; slots taken at the old rate are given back, and none is asked for until the bucket is empty.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .host_pool import HostLimits, HostPool, HostState
-from .throttle import ACQUIRE, PAUSE, PREFIX, RENEW, host_keys
+from .throttle import ACQUIRE, EMPTY, PAUSE, PREFIX, RENEW, host_keys
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -51,6 +53,7 @@ class RedisHostPool(HostPool):
         self._acquire = client.register_script(ACQUIRE)
         self._renew = client.register_script(RENEW)
         self._pause = client.register_script(PAUSE)
+        self._empty = client.register_script(EMPTY)
         self._client = client
         self._stock: dict[str, deque[tuple[float, str]]] = {}  # host -> (taken at, slot), not used yet
         self._held: dict[str, list[str]] = {}  # host -> slots of requests in flight
@@ -58,11 +61,29 @@ class RedisHostPool(HostPool):
         self._retry_at: dict[str, float] = {}
         self._tokens: dict[str, int] = {}  # host -> tokens taken in Redis for try_token, not used yet
         self._token_retry: dict[str, float] = {}  # host -> when to ask Redis for a token again
+        self._emptying: set[str] = set()  # hosts whose bucket in Redis is being emptied (slow_down)
         self._tasks: set[asyncio.Task[None]] = set()
         self._keeper: asyncio.Task[None] | None = None
 
+    def slow_down(self, host: str, rate: float) -> None:
+        """HostPool.slow_down, with the host's bucket in Redis emptied too: the robots.txt request took its token
+        there. Until it is, the host waits (a slot asked for meanwhile could take a token left over)."""
+        before = self._host(host).limits
+        super().slow_down(host, rate)
+        limits = self._host(host).limits
+        if limits is before:  # (not stricter than the rate already kept)
+            return
+        for _, slot in self._stock.pop(host, ()):  # taken with a token of the old rate
+            self._spawn(self._give_back(host, slot))
+        self._tokens.pop(host, None)
+        self._emptying.add(host)
+        self._spawn(self._empty_bucket(host, limits))
+
     def _admit(self, host: str, h: HostState, now: float) -> float:
         """The slot and token come from Redis: one taken already, or asked for now (try again shortly)."""
+        if host in self._emptying:
+            h.stats.waits += 1
+            return _ASKING
         stock = self._give_back_stale(host, now)
         if stock:  # the token was taken with the slot, in Redis: none is taken here
             self._held.setdefault(host, []).append(stock.pop()[1])
@@ -81,6 +102,8 @@ class RedisHostPool(HostPool):
         probe): taken from Redis in the background, as slots are; until it comes, try again shortly."""
         if h.limits.rate is None:  # no bucket to take from
             return 0.0
+        if host in self._emptying:
+            return _ASKING
         if self._tokens.get(host, 0):
             self._tokens[host] -= 1
             return 0.0
@@ -117,7 +140,10 @@ class RedisHostPool(HostPool):
         finally:
             self._asking[host] -= 1
         now = self._clock()
-        if int(granted):
+        if int(granted) and self._host(host).limits is not limits:  # granted at a rate robots.txt lowered since
+            for slot in slots[: int(granted)]:
+                self._spawn(self._give_back(host, slot))
+        elif int(granted):
             stock = self._stock.setdefault(host, deque())
             stock.extend((now, slot) for slot in slots[: int(granted)])
             self._retry_at.pop(host, None)
@@ -137,11 +163,19 @@ class RedisHostPool(HostPool):
         finally:
             if self._token_retry.get(host) == math.inf:  # (cancelled: the next try_token asks again)
                 self._token_retry[host] = 0.0
-        if int(granted):
+        if int(granted) and self._host(host).limits is limits:  # (not: granted at a rate lowered since)
             self._tokens[host] = self._tokens.get(host, 0) + 1
+            self._token_retry[host] = 0.0
+        elif int(granted):
             self._token_retry[host] = 0.0
         else:
             self._token_retry[host] = self._clock() + max(int(wait), 1000) / 1_000_000
+
+    async def _empty_bucket(self, host: str, limits: HostLimits) -> None:
+        try:
+            await self._empty(host_keys(self._prefix, host)[:1], [limits.rate or 0, limits.burst])
+        finally:  # (Redis away: the bucket is as it was, and the host goes on at its new rate)
+            self._emptying.discard(host)
 
     async def _give_back(self, host: str, slot: str) -> None:
         await self._client.zrem(host_keys(self._prefix, host)[1], slot)

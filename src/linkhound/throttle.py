@@ -52,6 +52,16 @@ end
 return {grant, 0}
 """
 
+# KEYS: the host's bucket. ARGV: rate, burst. The bucket is empty now (a robots.txt read just now was a request
+# to the host: with its Crawl-delay, the next request waits a whole delay after it).
+EMPTY = r"""
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('HSET', KEYS[1], 'tokens', '0', 'at', tostring(now))
+redis.call('PEXPIRE', KEYS[1], math.ceil(tonumber(ARGV[2]) * 1000 / tonumber(ARGV[1])) + 1000)
+return 0
+"""
+
 # KEYS: the slot holders. ARGV: holder, lease (µs). The holder's lease moves on, if it still has one.
 RENEW = r"""
 local t = redis.call('TIME')
