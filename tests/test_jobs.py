@@ -21,6 +21,7 @@ from aiohttp import web
 
 import linkhound
 from cli_run import ENV, HANG_GUARD, arun
+from fork_probe import AFTER_FORK, before_fork
 from linkhound import Report, Settings
 from linkhound.api import _inputs
 from linkhound.crawl_state import Found, Limits, Plan, Progress
@@ -485,36 +486,13 @@ async def test_a_forked_process_holds_none_of_the_programs_files_or_sockets(tmp_
         site.page(f"/p{i}", "ok")
     urls = tmp_path / "urls.txt"
     urls.write_text("".join(site.url(f"/p{i}") + "\n" for i in range(40)))
-    program = f"""
-import asyncio, os, socket, time
+    program = before_fork(str(tmp_path / "app.log")) + f"""
+import asyncio
 import linkhound
-listening = socket.socket()
-listening.bind(("127.0.0.1", 0))
-listening.listen()
-log = open({str(tmp_path / "app.log")!r}, "a")
-mine = {{f"socket:[{{os.fstat(listening.fileno()).st_ino}}]", log.name}}
 run = linkhound.start([{str(urls)!r}], jobs=2)
 assert run._forked, "nothing forked: nothing to test"
 pid = run._forked[0].pid
-deadline = time.monotonic() + 10
-while True:  # (it lets go as it starts, a moment after the fork)
-    held = set()
-    for fd in os.listdir(f"/proc/{{pid}}/fd"):
-        try:
-            held.add(os.readlink(f"/proc/{{pid}}/fd/{{fd}}"))
-        except OSError:
-            pass
-    if not held & mine or time.monotonic() > deadline:
-        break
-    time.sleep(0.01)
-print("held:", sorted(held & mine))
-port = listening.getsockname()[1]
-listening.close()
-try:
-    socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    print("port: open")
-except ConnectionRefusedError:
-    print("port: closed")
+""" + AFTER_FORK + """
 report = asyncio.run(run.report())
 print("ok:", report.summary.ok)
 """

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from fork_probe import AFTER_FORK, before_fork
 from linkhound.api import make_settings
 from linkhound.inputs import collect
 from linkhound.parse_ahead import MIN_BYTES, ParseAhead, _pointed_to
@@ -180,3 +181,24 @@ def test_a_program_that_ignores_sigchld_gets_its_report(tmp_path: Path) -> None:
     assert int(r.stdout) > 0
     ignoring = "import signal\nsignal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
     assert report(str(docs), script=ignoring) == report("--workers", "0", str(docs))
+
+
+def test_the_child_holds_none_of_the_programs_files_or_sockets(tmp_path: Path) -> None:
+    """The child parsing ahead lets go of the program's listening socket and open files as it starts (a port the
+    program closes is closed), even while it waits on a full pipe; the report is made all the same."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in range(20):  # (link-dense: what the child sends fills the pipe, so it waits there till report())
+        (docs / f"p{n}.md").write_text("".join(f"[link {i}](https://example.invalid/p{n}/{i}) " for i in range(1500)))
+    program = before_fork(str(tmp_path / "app.log")) + f"""
+import asyncio
+import linkhound
+run = linkhound.start([{str(docs)!r}], offline=True)
+assert run._engine._ahead is not None, "no child: nothing to test"
+pid = run._engine._ahead._pid
+""" + AFTER_FORK + """
+print("links:", asyncio.run(run.report()).summary.total)
+"""
+    r = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120, env=ENV)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["held: []", "port: closed", "links: 30000"]

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from fork_probe import AFTER_FORK, before_fork
 from linkhound.forks import cores
 from linkhound.references import RefStore, ids
 from linkhound.report.common import host, sources_of
@@ -161,6 +162,29 @@ def test_a_child_never_read_is_stopped_and_reaped() -> None:
             print("reaped")
     """)
     assert out == "reaped\n"
+
+
+@two_cores
+def test_the_child_holds_none_of_the_programs_files_or_sockets(tmp_path: Path) -> None:
+    """The child making half a report lets go of the program's listening socket and open files as it starts (a
+    port the program closes is closed), and its text is read back all the same."""
+    flag = tmp_path / "go"
+    program = before_fork(str(tmp_path / "app.log")) + f"""
+from linkhound.report.forked import forked_text
+def make():  # (the child waits, holding what it holds, until the program has looked)
+    while not os.path.exists({str(flag)!r}):
+        time.sleep(0.01)
+    yield "made"
+spill = forked_text(make)
+assert spill is not None
+pid = spill._pid
+""" + AFTER_FORK + f"""
+open({str(flag)!r}, "w").close()
+print("text:", "".join(spill))
+"""
+    r = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["held: []", "port: closed", "text: made"]
 
 
 def test_a_references_view_gives_its_rows_in_reference_order() -> None:

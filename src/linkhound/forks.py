@@ -1,5 +1,5 @@
-"""Whether this process may fork a helper (the parsing ahead, the shard processes of --jobs) and has a core to
-give it."""
+"""Whether this process may fork a helper (the parsing ahead, the shard processes of --jobs, half a report) and
+has a core to give it; what the helper lets go of as it starts."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ import weakref
 from collections.abc import Sequence
 
 from .extract import Kind
-from .forks import can_fork, cores
+from .forks import can_fork, cores, let_go_of_fds
 from .heading_styles import HeadingStyles
 from .inputs import Input
 from .links import LinkRules, Resolved
@@ -82,6 +82,7 @@ class ParseAhead:
             code = 1
             try:
                 os.close(read_end)
+                let_go_of_fds((write_end,))  # (nor the program's files, sockets and pipes: closed there, closed)
                 _parse(docs, s, write_end, taken)
                 code = 0
             finally:

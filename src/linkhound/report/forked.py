@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, TypeVar
 
-from ..forks import can_fork, cores
+from ..forks import can_fork, cores, let_go_of_fds
 
 _READ = 1 << 20  # characters read back at a time
 T = TypeVar("T")
@@ -59,6 +59,7 @@ def forked_text(make: Callable[[], Iterable[str]]) -> Iterable[str] | None:
         try:
             signal.signal(signal.SIGINT, signal.SIG_DFL)  # (Ctrl+C ends the child; the run's own handlers say the rest)
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            let_go_of_fds((spill.fileno(),))  # (nor the program's files, sockets and pipes: closed there, closed)
             with open(spill.fileno(), "w", encoding="utf-8", closefd=False) as out:
                 out.writelines(make())
             code = 0
