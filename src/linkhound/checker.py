@@ -90,6 +90,7 @@ class HttpChecker:
         page: bool = False,
         pause: Pause | None = None,
         max_body: int | None = None,
+        anchored: Callable[[str], bool] | None = None,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
         caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
@@ -97,7 +98,8 @@ class HttpChecker:
         gate), and so does the first when gated (the caller holds another host's slot, or none); page: a page
         to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry and for a token at the
         gate (asyncio.sleep when not given; a claim's gives its global slot to other hosts meanwhile). max_body:
-        the body's cap when not --max-body-size's (robots.txt has its own)."""
+        the body's cap when not --max-body-size's (robots.txt has its own). anchored: the end's body, read when a
+        redirect's Location names a #fragment (HttpClient.fetch)."""
         policy = self._policy
         wait_out = pause or asyncio.sleep
         accept = policy.accepted(url) if policy.status_rules else policy.accept
@@ -112,10 +114,10 @@ class HttpChecker:
             try:
                 if chain:
                     resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page,
-                                                     pause, max_body)
+                                                     pause, max_body, anchored)
                 else:
                     resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page, pause,
-                                                    max_body)
+                                                    max_body, anchored)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())
@@ -157,7 +159,7 @@ class HttpChecker:
                 self._pool.record(host, code, time.monotonic() - t0, pause=reset)
             if code not in accept and bot_protection(resp) is not None:
                 return self._verdict(resp, accept, time.monotonic() - started)  # asking again won't get past it
-            if method == "HEAD" and code in HEAD_REFUSED:
+            if method == "HEAD" and code in HEAD_REFUSED and not (anchored and _has_fragment(resp.redirects)):
                 method = "GET"  # not a retry: the server may only refuse HEAD
                 chain, codes = resp.redirects, resp.redirect_codes
                 continue
@@ -259,6 +261,11 @@ def rate_limit_reset(headers: Headers, code: int) -> float | None:
 def timed_out(seconds: float | None) -> str:
     """A timeout's reason: "timed out after 20 s"."""
     return "timed out" if seconds is None else f"timed out after {seconds:g} s"
+
+
+def _has_fragment(redirects: tuple[str, ...]) -> bool:
+    """Whether a Location of the chain named a #fragment: the client asked from there with GET (anchored)."""
+    return any("#" in url for url in redirects)
 
 
 def _reason(code: int) -> str:

@@ -152,6 +152,7 @@ class HttpClient:
         page: bool = False,
         pause: Pause | None = None,
         max_body: int | None = None,
+        anchored: Callable[[str], bool] | None = None,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
@@ -166,6 +167,9 @@ class HttpClient:
         host: a redirect's hops, and url itself when gated (a retry, GET after HEAD, a URL of another host than
         the slot's), pause(seconds) waiting for the token (the gate's). page: a page to crawl, whose hops
         robots.txt must allow (else HopRefused). max_body: the body's cap, when not --max-body-size (robots.txt's).
+        anchored (--check-fragments): a hop whose Location names a #fragment is recorded with it (never sent), and
+        from there on the request is a GET whose body is read when anchored(content_type) says so: the end's
+        anchors, for the fragment the browser would scroll to (RFC 9110 10.2.2).
         """
         if gated:
             await self._enter(url, page, (), pause)
@@ -173,7 +177,7 @@ class HttpClient:
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, url, (), want_body, max_body=max_body)  # most: no redirect
         return await self._redirected(url, method, want_body, known, headers, hop, location, page=page, pause=pause,
-                                      max_body=max_body)
+                                      max_body=max_body, anchored=anchored)
 
     async def resume(
         self,
@@ -187,17 +191,20 @@ class HttpClient:
         page: bool = False,
         pause: Pause | None = None,
         max_body: int | None = None,
+        anchored: Callable[[str], bool] | None = None,
     ) -> Response:
         """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
         before it not asked again: a retry where that hop failed, or answered with a code worth asking again.
-        page, pause, max_body: as fetch()'s (the hop asked again waits at the gate)."""
-        current = chain[-1]
+        page, pause, max_body, anchored: as fetch()'s (the hop asked again waits at the gate)."""
+        current = chain[-1].split("#", 1)[0]
+        if anchored is not None and any("#" in hop_url for hop_url in chain):
+            method, want_body = "GET", anchored  # (a Location named a #fragment: as _redirected went on)
         await self._enter(current, page, chain, pause)
         hop = await self._hop(method, current, url, chain, codes, headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, current, chain, want_body, codes, max_body)
         return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page,
-                                      pause, max_body)
+                                      pause, max_body, anchored)
 
     async def _redirected(
         self,
@@ -213,13 +220,15 @@ class HttpClient:
         page: bool = False,
         pause: Pause | None = None,
         max_body: int | None = None,
+        anchored: Callable[[str], bool] | None = None,
     ) -> Response:
         """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
-        last hop's), a redirect to location. Each hop waits at the gate."""
+        last hop's), a redirect to location. Each hop waits at the gate; with anchored, a hop reached by a
+        Location with a #fragment is recorded with it (see fetch())."""
         chain = list(before)
         codes = list(before_codes)
-        seen = {url, *before}
-        current = before[-1] if before else url
+        seen = {url, *(u.split("#", 1)[0] for u in before)}
+        current = before[-1].split("#", 1)[0] if before else url
         while True:
             status = hop.status
             try:
@@ -230,8 +239,12 @@ class HttpClient:
             target = resolve(location, current)
             if target is None:
                 raise RedirectError(f"bad redirect Location '{location[:200]}'", tuple(chain))
-            target = target.split("#", 1)[0]
-            chain.append(target)
+            target, hash_, fragment = target.partition("#")
+            if hash_ and anchored is not None:  # (the fragment the browser would scroll to now: RFC 9110 10.2.2)
+                chain.append(f"{target}#{fragment}")
+                method, want_body = "GET", anchored  # (its anchors come with the end's answer)
+            else:
+                chain.append(target)
             codes.append(status)
             if scheme_of(target) not in ("http", "https"):
                 raise RedirectError(f"redirect to a {scheme_of(target)}: URL refused", tuple(chain))
