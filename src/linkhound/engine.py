@@ -109,7 +109,8 @@ class Engine:
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
                                 wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1),
-                                agent=agent_token(s.user_agent or ""), in_scope=self._in_scope)
+                                agent=agent_token(s.user_agent or ""), in_scope=self._in_scope,
+                                location_fragments=s.check_fragments is True)
         self._fetcher.pause = self._pause
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:

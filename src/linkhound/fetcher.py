@@ -12,7 +12,7 @@ from .checker import HttpChecker, Outcome
 from .crawl_state import Claim, Plan
 from .extract import Kind
 from .extract.text import in_utf8
-from .fragments import Anchors
+from .fragments import Anchors, named_by_location
 from .host_pool import HostPool
 from .local import EMAIL_HINT, looks_like_email
 from .page_parser import PageParser
@@ -101,7 +101,10 @@ class Fetcher:
         wait_bound: float = 600.0,  # seconds a redirect waits at a hop another process fetches, at most
         agent: str = "linkhound",  # the product token X-Robots-Tag may name (version.agent_token)
         in_scope: Callable[[str], bool] | None = None,  # the crawl's scope: robots.txt keeps its leaves off too
+        location_fragments: bool = False,  # --check-fragments: a #fragment a redirect's Location names is checked
     ) -> None:
+        # (the end's body read, from the hop a Location with a #fragment led to: HttpClient.fetch)
+        self._anchored: Callable[[str], bool] | None = _BODY if location_fragments else None
         self._agent = agent
         self._in_scope = in_scope or (lambda url: False)
         self._others = others
@@ -214,13 +217,14 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    gated=gated, page=obeys, pause=self.pause)
+                                                    gated=gated, page=obeys, pause=self.pause, anchored=self._anchored)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
-                if end.served is _CHECK and claim.plan is not _CHECK:  # (a status only: the claim wants the body,
+                wants = claim.plan is not _CHECK or self._located(outcome)  # (its body: the end's anchors)
+                if end.served is _CHECK and wants:  # (a status only: the claim wants the body,
                     end = await self._end_asked(canonical_key(outcome.same_as))  # which another may be asking)
-                if end is None or end.served is _CHECK and claim.plan is not _CHECK:
+                if end is None or end.served is _CHECK and wants:
                     outcome = await self._onward(claim, outcome, method, want_body)
                 else:
                     r = end.result  # (kept for the end's own claim as well)
@@ -359,11 +363,13 @@ class Fetcher:
         try:
             method = "GET" if self._get_leaves else "HEAD"
             outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept,
-                                                gated=True)  # (no slot: another process's hop)
+                                                gated=True, anchored=self._anchored)  # (no slot: another process's hop)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
                 outcome = await self._joined(claim, outcome, method, _NO_BODY, None)
-            if not outcome.same_as and (fetched := self._settled(claim, outcome, _result(claim, outcome))):
-                self._keep_end(fetched, outcome)
+            if not outcome.same_as:  # (a body: read where a Location named a #fragment, for the end's anchors)
+                result = _result(claim, outcome)
+                self._keep_end(self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result),
+                               outcome)
         finally:
             self._release(outcome, claim.url)
 
@@ -444,10 +450,12 @@ class Fetcher:
         else:
             way = await self._waited(key)
         joined = None if way is None else _joined(outcome, way, key)
-        if joined is None or not self._has_end(joined.same_as, way) or len(joined.redirects) > self._max_redirects \
-                or len(set(joined.redirects)) < len(joined.redirects) or claim.url in joined.redirects:
+        hops = None if joined is None else [url.split("#", 1)[0] for url in joined.redirects]
+        if joined is None or hops is None or not self._has_end(joined.same_as, way) \
+                or len(hops) > self._max_redirects or len(set(hops)) < len(hops) or claim.url in hops:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
-                                             gated=True, page=self._obeys_robots(claim), pause=pause)  # (asked again)
+                                             gated=True, page=self._obeys_robots(claim), pause=pause,
+                                             anchored=self._anchored)  # (asked again)
         return joined
 
     async def _end_asked(self, key: str) -> Fetched | None:
@@ -460,12 +468,15 @@ class Fetcher:
     async def _onward(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool]) -> Outcome:
         """A claim that wants the body of the end its redirect reached, of which only a status is kept (a leaf's
         redirect asked it with HEAD): the end is asked for it, with the chain that led there first. Another
-        redirect reaching the end meanwhile waits for this answer (one process: --jobs tells no such ask)."""
+        redirect reaching the end meanwhile waits for this answer (one process: --jobs tells no such ask). A leaf
+        whose redirect's Location named a #fragment asks it with GET, for its anchors."""
         key = canonical_key(outcome.same_as)
         if self._others is None and key not in self._reaching and key not in self._remote:
             self._reach(key)
+        if claim.plan is _CHECK and self._located(outcome):
+            method, want_body = "GET", _BODY
         on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, gated=True,
-                                       page=self._obeys_robots(claim), pause=self.pause)
+                                       page=self._obeys_robots(claim), pause=self.pause, anchored=self._anchored)
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
 
@@ -490,7 +501,8 @@ class Fetcher:
         if outcome.response is None and not outcome.unanswered or outcome.same_as:
             return
         r = fetched.result
-        url = r.redirects[-1] if r.redirects else r.url  # (a hop fetched for another process may be its own end)
+        # (a hop fetched for another process may be its own end; the fragment a Location named is the redirect's)
+        url = r.redirects[-1].split("#", 1)[0] if r.redirects else r.url
         end = Result(url, r.status, r.code, r.reason, (), r.elapsed, r.depth, r.content_type)
         key = canonical_key(end.url)
         if fetched.page is None:
@@ -577,6 +589,11 @@ class Fetcher:
         anchors = Anchors.of(page.anchors, markdown=page.kind is Kind.MARKDOWN) if page.kind in _ANCHORED else None
         return Fetched(result, claim.plan, page, anchors, response.url, nofollow)
 
+    def _located(self, outcome: Outcome) -> bool:
+        """Whether the outcome's redirect left a #fragment named by a Location in effect, to check (its end's
+        anchors are needed, whatever the claim's plan)."""
+        return self._anchored is not None and named_by_location(outcome.redirects) is not None
+
     def _obeys_robots(self, claim: Claim) -> bool:
         """Whether robots.txt must allow claim, the hops of its redirect as well: a page to crawl, or a URL in the
         crawl's scope only checked (past --max-depth, an image, a nofollow link: the host is one the crawl reads,
@@ -622,7 +639,7 @@ def _joined(ours: Outcome, theirs: Way, key: str) -> Outcome | None:
         return None
     at = hops.index(key) + 1
     redirects = ours.redirects + theirs.redirects[at:]
-    end = theirs.same_as or theirs.redirects[-1]
+    end = theirs.same_as or theirs.redirects[-1].split("#", 1)[0]
     codes = ours.redirect_codes + theirs.codes[at:]
     return Outcome(_OK, None, "", redirects, ours.elapsed, None, end, codes)
 

@@ -30,3 +30,14 @@ class Anchors(NamedTuple):
 def is_always_valid(fragment: str) -> bool:
     """'#' and '#top' always work in browsers; text fragments (#:~:text=) are not anchors."""
     return fragment == "" or fragment.lower() == "top" or fragment.startswith(":~:")
+
+
+def named_by_location(redirects: tuple[str, ...]) -> str | None:
+    """The #fragment a redirect chain's Locations leave in effect at its end (None: none named one): the last hop
+    written with one (RFC 9110 10.2.2: a Location's fragment replaces the one before; a Location without one keeps
+    it). Hops carry a fragment only where --check-fragments had the client keep it (HttpClient.fetch)."""
+    for url in reversed(redirects):
+        i = url.find("#")
+        if i >= 0:
+            return url[i + 1 :]
+    return None

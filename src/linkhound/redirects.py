@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from .crawl_state import Claim, CrawlState, Found, Plan
 from .fetcher import Fetched, Fetcher
+from .fragments import named_by_location
 from .ledger import Ledger
 from .urls import canonical_key, host_of
 
@@ -58,7 +59,9 @@ class Redirects:
         crawl = claim.plan is Plan.PAGE and self._recursive and self._in_scope(fetched.same_as)
         if claim.plan is Plan.PAGE and self._recursive and not crawl and claim.depth == 0:
             self._fetcher.seed_left_scope(claim.url, fetched.same_as)
-        end = self._end(claim, fetched.same_as, crawl, claim.plan >= Plan.BODY)
+        # its anchors are wanted for a #fragment a link asks, or one the redirect's Location named (the browser's)
+        body = claim.plan >= Plan.BODY or named_by_location(fetched.result.redirects) is not None
+        end = self._end(claim, fetched.same_as, crawl, body)
         await self._state.adopt(end, claim.key)  # known: an add, with the edge of no length
         self.before_page(end)
         self._ledger.same_as(claim.key, end.key, fetched.result)
