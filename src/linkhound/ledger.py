@@ -7,7 +7,7 @@ from sys import intern
 from typing import Any, Protocol
 
 from .crawl_state import UNREACHED
-from .fragments import Anchors
+from .fragments import Anchors, named_by_location
 from .references import Ids, Refs, RefStore, ids
 from .status import Status
 from .summary import Report, summarize
@@ -215,8 +215,9 @@ class MemoryLedger:
         if target is None:  # (a URL another process found, in distributed mode: made here as adopt makes it)
             target = self._targets[key] = Target(key, redirect.url)
         ending = self._targets.get(end)
-        if ending is None:
-            ending = self._targets[end] = Target(end, redirect.redirects[-1] if redirect.redirects else end)
+        if ending is None:  # (its URL without the #fragment a Location named)
+            url = redirect.redirects[-1].split("#", 1)[0] if redirect.redirects else end
+            ending = self._targets[end] = Target(end, url)
         ending.same_as = [*(ending.same_as or ()), (target, redirect)]  # end's later results pass on too
         if ending.result is not None:
             self._pass_on(ending, target, redirect)
@@ -255,10 +256,12 @@ class MemoryLedger:
         first = target.result is None
         if result.url is not target.url and result.url == target.url:  # (a claim read from a state file)
             result = _with_url(result, target.url)  # the target's string kept, not a second equal one
-        target.result = result
-        target.reported = None
         if anchors is not None:
             target.anchors = self._shared(anchors)
+        if result.redirects and result.status.is_ok:
+            result = self._located(target, result, first)
+        target.result = result
+        target.reported = None
         if first:
             self._done.append(target)
             if self._emit is not None and (target.refs or target.fragments):
@@ -274,10 +277,25 @@ class MemoryLedger:
             finally:
                 self._passing.discard(key)
 
+    def _located(self, target: Target, result: Result, first: bool) -> Result:
+        """result judged by the #fragment its redirect's Location named (location_verdict), against the target's
+        anchors (the end's); a break found after the target's first result is emitted too."""
+        if named_by_location(result.redirects) is None:
+            return result
+        if target.anchors is None and target.load_anchors is not None:
+            target.anchors, target.load_anchors = target.load_anchors(), None
+        judged = location_verdict(result, target.anchors)
+        if judged is not result and not first and self._emit is not None and target.result is not None \
+                and target.result.status.is_ok and (target.refs or target.fragments):
+            self._emit(with_refs(judged, self._all_refs(target)))
+        return judged
+
     def _check_fragment(self, target: Target, fragment: str) -> None:
         result = target.result
         if result is None or not result.status.is_ok or fragment in target.broken_fragments:
             return
+        if result.redirects and named_by_location(result.redirects) is not None:
+            return  # the Location's #fragment replaced the link's (RFC 9110 10.2.2): judged in _located
         if target.anchors is None and target.load_anchors is not None:
             target.anchors, target.load_anchors = target.load_anchors(), None
         if target.anchors is None or target.anchors.has(fragment):
@@ -392,6 +410,18 @@ class MemoryLedger:
             self._settle_loops()
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
+
+
+def location_verdict(result: Result, anchors: Anchors | None) -> Result:
+    """result, judged by the #fragment its redirect's Locations left in effect (named_by_location): a browser
+    scrolls to that one, whatever fragment the link had (RFC 9110 10.2.2). Missing from the end's anchors, the
+    link is broken; with no anchors known (not HTML or Markdown, or no body read) it is not judged."""
+    fragment = named_by_location(result.redirects) if result.redirects and result.status.is_ok else None
+    if fragment is None or anchors is None or anchors.has(fragment):
+        return result
+    return Result(result.url, Status.BROKEN, result.code, f"no anchor #{fragment} (named by the redirect's Location)",
+                  result.redirects, result.elapsed, result.depth, result.content_type, result.references, result.cached,
+                  result.redirect_codes)
 
 
 def _still_so(t: Target, depth: int | None) -> Result | None:

@@ -26,9 +26,9 @@ import orjson
 
 from .crawl_state import Limits
 from .exceptions import LinkhoundError, UsageError
-from .fragments import Anchors
+from .fragments import Anchors, named_by_location
 from .inputs import Input
-from .ledger import LinkRef, PlainTargets, Target, reference, with_refs
+from .ledger import LinkRef, PlainTargets, Target, location_verdict, reference, with_refs
 from .local_files import LocalFiles
 from .options import CRAWLING, LINKS, LOCAL, option_fields
 from .page_log import PageEntry
@@ -362,7 +362,7 @@ class PersistentLedger:
 
     def same_as(self, key: str, end: str, redirect: Result) -> None:
         tid = self._entry(key, redirect.url) >> 2
-        ending = self._entry(end, redirect.redirects[-1] if redirect.redirects else end)
+        ending = self._entry(end, redirect.redirects[-1].split("#", 1)[0] if redirect.redirects else end)
         self._state.write_soon()
         self._db.execute("INSERT INTO waiting VALUES (?, ?, ?)", (ending >> 2, tid, orjson.dumps(_row(redirect))))
         self._ends.add(ending >> 2)
@@ -375,7 +375,11 @@ class PersistentLedger:
         tid = entry >> 2
         first = not entry & _HAS_RESULT
         aid = self._anchor_id(anchors) if anchors is not None else None
-        self._checked_against(tid, aid if result.status.is_ok else _MOOT)
+        if result.redirects and result.status.is_ok and named_by_location(result.redirects) is not None:
+            result = self._located(tid, result, aid, first)  # (its #fragments: the Location's replaced them)
+            self._checked_against(tid, _MOOT)
+        else:
+            self._checked_against(tid, aid if result.status.is_ok else _MOOT)
         self._state.write_soon()
         if first:
             self._done_seq += 1
@@ -398,6 +402,20 @@ class PersistentLedger:
             self._check_stored_fragments(tid, None if anchors is None else (result, anchors))
         if tid in self._ends and key not in self._passing:  # (a circle of redirects stops where it began)
             self._pass_on_stored(tid, key)
+
+    def _located(self, tid: int, result: Result, aid: int | None, first: bool) -> Result:
+        """result judged by the #fragment its redirect's Location named (location_verdict), against the anchors
+        given (aid) or those kept for the target; a break found after its first result is emitted too."""
+        if aid is None:
+            aid = self._one("SELECT anchors FROM targets WHERE id = ?", (tid,))[0]
+        judged = location_verdict(result, None if aid is None else self._anchors(aid))
+        if judged is not result and not first and self._emit is not None:
+            key, url, blob = self._one("SELECT key, url, result FROM targets WHERE id = ?", (tid,))
+            if blob is not None and _load(blob, url or key).status.is_ok:
+                refs = self._refs_of(tid)
+                if refs:
+                    self._emit(with_refs(judged, refs))
+        return judged
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
@@ -620,11 +638,11 @@ class PersistentLedger:
         """tid's URL (None: read when a fragment is missing), result and anchors, when its fragments can be checked
         (its result passed)."""
         if latest is not None:
-            return (None, *latest) if latest[0].status.is_ok else None
+            return (None, *latest) if _own_fragments(latest[0]) else None
         key, url, blob, aid = self._one("SELECT key, url, result, anchors FROM targets WHERE id = ?", (tid,))
         url = url or key
         result = _load(blob, url)
-        if not result.status.is_ok:
+        if not _own_fragments(result):
             self._checked_against(tid, _MOOT)
             return None
         if aid is not None:
@@ -941,6 +959,12 @@ def judging(settings: Settings) -> str:
     said = [f"--accept {format_accept(settings.accept)}"]
     said += [f"--accept-for '{spec}'" for spec in settings.accept_for]
     return " ".join(said)
+
+
+def _own_fragments(result: Result) -> bool:
+    """Whether the #fragments links ask of a target are checked against this result: it passed, and no
+    redirect's Location named a fragment of its own (that one replaced theirs: RFC 9110 10.2.2)."""
+    return result.status.is_ok and not (result.redirects and named_by_location(result.redirects) is not None)
 
 
 def _make_index(db: sqlite3.Connection, create: str) -> None:
