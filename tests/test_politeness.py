@@ -18,7 +18,7 @@ from linkhound.host_pool import HostLimits, HostPool
 from linkhound.mock_transport import MockRequest, MockResponse, MockTransport
 from linkhound.urls import host_of
 from linkhound.version import user_agent
-from server import Site, SiteFactory, html
+from server import Site, SiteFactory, html, until
 
 pytestmark = pytest.mark.usefixtures("both_clients")  # every test here runs on reqwest and on aiohttp
 
@@ -244,16 +244,105 @@ async def test_redirect_hops_and_retries_keep_the_rate_of_their_host(site: Site,
         assert t - times[0] >= k * 0.1 - 0.05, (k, t - times[0])
 
 
-async def test_the_hop_gate_waits_for_its_hosts_token_never_for_a_slot_of_its_cap() -> None:
-    # A redirect that waits for a hop another check's redirect fetches holds its own slot while it waits: a hop
-    # that waited for a slot of that host could wait for its own waiters (--jobs 2 stalled a --timeout so).
+async def test_the_hop_gate_moves_a_checks_slot_to_its_hops_host_and_hands_it_the_next_slot_given_back() -> None:
     pool = HostPool(HostLimits(1, 20.0, 1))
-    host = host_of("http://h.test/")
-    assert pool.try_acquire(host) == 0.0 and pool.try_acquire(host) == math.inf  # at its cap
+    a, b = host_of("http://a.test/"), host_of("http://b.test/")
+    assert pool.try_acquire(a) == 0.0 and pool.try_acquire(b) == 0.0  # the check's slot of a; b at its cap
     gate = HopGate(pool, None, lambda url: True)
-    for path in ("/x", "/y"):  # each takes a token (20/s), none a slot
-        await asyncio.wait_for(gate.enter(f"http://h.test{path}", page=False), HANG_GUARD)
-    assert pool.try_acquire(host) == math.inf and pool.stats()[host].requests == 3
+
+    async def check() -> str:  # a check given a's slot: a retry on a, then a hop into b
+        await gate.enter("http://a.test/x", False, None, a)  # same host: a token, the slot kept
+        assert pool.try_acquire(a) == math.inf
+        await gate.enter("http://b.test/y", False, None, a)
+        return gate.settle(a)  # the slot it holds at its end
+
+    checking = asyncio.ensure_future(check())
+    await until(lambda: pool.try_acquire(a) == 0.0)  # a's slot given back at once, while the hop waits for b
+    pool.release(a)
+    assert not checking.done() and pool.try_acquire(b) == math.inf
+    pool.release(b)  # b's slot goes on to the hop, not to a claim the scheduler would take meanwhile
+    assert await asyncio.wait_for(checking, HANG_GUARD) == b
+    assert pool.try_acquire(b) == math.inf
+    # a check that others wait for in their slots (robots.txt, a soft-404 probe: no slot) takes tokens only
+    await asyncio.wait_for(gate.enter("http://b.test/z", False), HANG_GUARD)
+    assert pool.try_acquire(b) == math.inf and pool.stats()[b].requests == 3
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+async def test_redirects_from_many_hosts_into_one_keep_its_concurrency_cap(make_site: SiteFactory, tmp_path: Path,
+                                                                           jobs: int) -> None:
+    """Thirty links on six hosts, each redirected to a page of another host that takes a moment to answer: that
+    host has no more requests in flight than --host-concurrency, in one process or two (hops took only its
+    tokens: twelve at once, two from each host of the links)."""
+    b = await make_site("127.0.0.2")
+    lines = []
+    for n in range(6):
+        links = await make_site(f"127.0.0.{n + 3}")
+        for i in range(5):
+            links.redirect(f"/r{i}", b.url(f"/d{n}-{i}"), 302)
+            b.slow(f"/d{n}-{i}", 0.05)
+            lines.append(links.url(f"/r{i}"))
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await asyncio.wait_for(linkhound.check(str(tmp_path / "urls.txt"), host_concurrency=2,
+                                                    max_concurrency=64, jobs=jobs), HANG_GUARD)
+    assert [r.status for r in report.results] == [Status.OK] * 30
+    assert sorted(b.asked()) == sorted(f"/d{n}-{i}" for n in range(6) for i in range(5))  # each once
+    assert b.peak <= 2
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("most", [2, 32])
+async def test_redirects_from_many_hosts_into_one_hop_all_end(make_site: SiteFactory, tmp_path: Path, jobs: int,
+                                                             most: int) -> None:
+    """Links on two hosts that all redirect to one hop of a third (no link names it), some through another hop
+    there first; the hop goes out to a fourth host and back to its end on the third. One request of the hop
+    answers every redirect waiting for it: they gave back their slots (of the third host too) while they waited,
+    so the one fetching it finds a slot there when it comes back (they waited for it holding the slots it waited
+    for, until --timeout had passed eleven times)."""
+    b, c = await make_site("127.0.0.2"), await make_site("127.0.0.5")
+    b.redirect("/hop", c.url("/mid"), 302)
+    c.handler("/mid", lambda request: asyncio.sleep(0.3, web.Response(status=307, headers={"Location": b.url("/end")})))
+    b.slow("/end", 0.1)
+    lines = []
+    for host in ("127.0.0.3", "127.0.0.4"):
+        links = await make_site(host)
+        for i in range(4):
+            links.redirect(f"/r{i}", b.url("/hop"), 302)
+            links.redirect(f"/v{i}", b.url(f"/via{host[-1]}{i}"), 302)
+            b.redirect(f"/via{host[-1]}{i}", "/hop", 301)
+            lines += [links.url(f"/r{i}"), links.url(f"/v{i}")]
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await asyncio.wait_for(linkhound.check(str(tmp_path / "urls.txt"), host_concurrency=2, timeout=5,
+                                                    max_concurrency=most, max_retries=0, jobs=jobs), 20)
+    results = {r.url: r for r in report.results}
+    assert len(results) == 16 and all(r.status is Status.OK for r in results.values()), results
+    for url, r in results.items():
+        assert r.redirects[-3:] == (b.url("/hop"), c.url("/mid"), b.url("/end")), url
+    assert b.hits("/hop") == b.hits("/end") == 1 and b.peak <= 2
+
+
+async def test_redirects_waiting_for_one_hop_lend_their_global_slots(make_site: SiteFactory, tmp_path: Path) -> None:
+    """--max-concurrency 2, and the hop's host capped at 1 and kept busy: the redirect fetching the hop waits for
+    that host's slot on its way back, its global slot lent; the redirects waiting for it lend theirs too, so it
+    gets one back once it has the slot (they held them all, and it waited for one until --timeout had passed
+    eleven times)."""
+    b, c, links = await make_site("127.0.0.2"), await make_site("127.0.0.5"), await make_site("127.0.0.3")
+    b.redirect("/hop", c.url("/mid"), 302)
+    c.handler("/mid", lambda request: asyncio.sleep(0.3, web.Response(status=307, headers={"Location": b.url("/end")})))
+    b.page("/end", "ok")
+    lines = [links.url("/r")]
+    links.redirect("/r", b.url("/hop"))
+    for i in range(6):
+        b.slow(f"/s{i}", 0.25)
+        lines.append(b.url(f"/s{i}"))
+    for i in range(8):
+        links.redirect(f"/r{i}", b.url("/hop"), 302)
+        lines.append(links.url(f"/r{i}"))
+    (tmp_path / "urls.txt").write_text("\n".join(lines) + "\n")
+    report = await asyncio.wait_for(linkhound.check(str(tmp_path / "urls.txt"), timeout=5, max_concurrency=2,
+                                                    max_retries=0, hosts={"127.0.0.2": {"concurrency": 1}}), 20)
+    assert len(report.results) == 15 and all(r.status is Status.OK for r in report.results)
+    assert b.hits("/hop") == b.hits("/end") == 1 and b.peak == 1
 
 
 async def test_a_page_redirected_to_where_robots_txt_disallows_is_not_fetched(site: Site) -> None:

@@ -91,6 +91,7 @@ class HttpChecker:
         pause: Pause | None = None,
         max_body: int | None = None,
         anchored: Callable[[str], bool] | None = None,
+        slot: str | None = None,
     ) -> Outcome:
         """Check url with method ("GET" or "HEAD"), with headers on every request (a conditional check); the
         caller holds the slot of its host (host_of(url)). A redirect to a URL known() is not followed. Every
@@ -99,7 +100,9 @@ class HttpChecker:
         to crawl, whose redirect robots.txt must allow. pause(seconds) waits before a retry and for a token at the
         gate (asyncio.sleep when not given; a claim's gives its global slot to other hosts meanwhile). max_body:
         the body's cap when not --max-body-size's (robots.txt has its own). anchored: the end's body, read when a
-        redirect's Location names a #fragment (HttpClient.fetch)."""
+        redirect's Location names a #fragment (HttpClient.fetch). slot: the host whose slot the caller was given
+        for this check ("": none), moved by the gate to each request's host (None: a check others wait for in
+        their slots, robots.txt's or a soft-404 probe, whose requests take tokens only: HopGate)."""
         policy = self._policy
         wait_out = pause or asyncio.sleep
         accept = policy.accepted(url) if policy.status_rules else policy.accept
@@ -114,10 +117,10 @@ class HttpChecker:
             try:
                 if chain:
                     resp = await self._client.resume(url, chain, codes, method, want_body, known, headers, page,
-                                                     pause, max_body, anchored)
+                                                     pause, max_body, anchored, slot)
                 else:
                     resp = await self._client.fetch(url, method, want_body, known, headers, this_gated, page, pause,
-                                                    max_body, anchored)
+                                                    max_body, anchored, slot)
             except TimeoutError as e:
                 self._pool.record(host, None, time.monotonic() - t0)
                 chain, codes = (e.chain, e.codes) if isinstance(e, HopTimeout) else ((), ())

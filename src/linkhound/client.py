@@ -24,11 +24,12 @@ from .urls import host_of, hostname_of, resolve, scheme_of
 from .version import user_agent
 
 if TYPE_CHECKING:
+    from asyncio import Future
+
     from multidict import CIMultiDict
 
 _REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 AUTO_BACKEND = "native"  # what auto means where every stack can do the job
-Pause = Callable[[float], Awaitable[None]]  # a check's wait of so many seconds (a claim's lends its global slot)
 __all__ = [
     "ClientOptions", "Headers", "HopGate", "HopRefused", "HttpClient", "KnownTarget", "NetworkError", "RedirectError",
     "Response", "Transport",
@@ -47,14 +48,23 @@ class HopRefused(RedirectError):
     """A redirect of a page to crawl reached a URL robots.txt keeps the crawl from: not requested."""
 
 
+class Pause(Protocol):
+    """A check's wait of so many seconds (a claim's lends its global slot meanwhile); with until, a wait for that
+    future (left running) of at most so many seconds (None: no bound)."""
+
+    def __call__(self, seconds: float | None, until: Future[Any] | None = None, /) -> Awaitable[None]: ...
+
+
 class HopGate(Protocol):
     """Room for the requests a check makes past its first (a redirect's hops, a retry, GET after HEAD) in the
     limits of each one's host, as the scheduler gives the first: `hop_gate.HopGate`."""
 
-    async def enter(self, url: str, page: bool, pause: Pause | None = None) -> None:
+    async def enter(self, url: str, page: bool, pause: Pause | None = None, slot: str | None = None) -> None:
         """Wait until url may be asked (a token of its host's rate). page: robots.txt is asked too (raises
-        HopRefused). pause(seconds) waits for the token (asyncio.sleep when not given; a claim's gives its global
-        slot to other hosts meanwhile)."""
+        HopRefused). pause waits for the token (asyncio.sleep when not given; a claim's gives its global slot to
+        other hosts meanwhile). slot: the host whose slot the check was given ("": none), moved to url's host
+        first when that is another; None: a check others wait for in their slots, whose requests take tokens
+        only."""
 
 
 class KnownTarget(Exception):
@@ -153,6 +163,7 @@ class HttpClient:
         pause: Pause | None = None,
         max_body: int | None = None,
         anchored: Callable[[str], bool] | None = None,
+        slot: str | None = None,
     ) -> Response:
         """Request url, following redirects by hand so every hop is recorded.
 
@@ -170,14 +181,16 @@ class HttpClient:
         anchored (--check-fragments): a hop whose Location names a #fragment is recorded with it (never sent), and
         from there on the request is a GET whose body is read when anchored(content_type) says so: the end's
         anchors, for the fragment the browser would scroll to (RFC 9110 10.2.2).
+        slot: the host whose slot the caller was given for the check ("": none), which the gate moves along the
+        chain to the host of each request (None: they take tokens only, HopGate.enter).
         """
         if gated:
-            await self._enter(url, page, (), pause)
+            await self._enter(url, page, (), pause, slot)
         hop = await self._request(method, url, url, (), headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, url, (), want_body, max_body=max_body)  # most: no redirect
         return await self._redirected(url, method, want_body, known, headers, hop, location, page=page, pause=pause,
-                                      max_body=max_body, anchored=anchored)
+                                      max_body=max_body, anchored=anchored, slot=slot)
 
     async def resume(
         self,
@@ -192,19 +205,20 @@ class HttpClient:
         pause: Pause | None = None,
         max_body: int | None = None,
         anchored: Callable[[str], bool] | None = None,
+        slot: str | None = None,
     ) -> Response:
         """fetch(url) again from the last hop of the chain its redirect took (codes: their statuses), the hops
         before it not asked again: a retry where that hop failed, or answered with a code worth asking again.
-        page, pause, max_body, anchored: as fetch()'s (the hop asked again waits at the gate)."""
+        page, pause, max_body, anchored, slot: as fetch()'s (the hop asked again waits at the gate)."""
         current = chain[-1].split("#", 1)[0]
         if anchored is not None and any("#" in hop_url for hop_url in chain):
             method, want_body = "GET", anchored  # (a Location named a #fragment: as _redirected went on)
-        await self._enter(current, page, chain, pause)
+        await self._enter(current, page, chain, pause, slot)
         hop = await self._hop(method, current, url, chain, codes, headers)
         if hop.status not in _REDIRECT_CODES or (location := _location(hop)) is None:
             return await self._finish(hop, method, current, chain, want_body, codes, max_body)
         return await self._redirected(url, method, want_body, known, headers, hop, location, chain, codes, page,
-                                      pause, max_body, anchored)
+                                      pause, max_body, anchored, slot)
 
     async def _redirected(
         self,
@@ -221,6 +235,7 @@ class HttpClient:
         pause: Pause | None = None,
         max_body: int | None = None,
         anchored: Callable[[str], bool] | None = None,
+        slot: str | None = None,
     ) -> Response:
         """fetch() from the first redirect on: hop is url's answer (or, after `before`, the chain so far, its
         last hop's), a redirect to location. Each hop waits at the gate; with anchored, a hop reached by a
@@ -258,19 +273,21 @@ class HttpClient:
             if known is not None and known(target):
                 raise KnownTarget(target, tuple(chain), tuple(codes))
             current = target
-            await self._enter(current, page, tuple(chain), pause)
+            await self._enter(current, page, tuple(chain), pause, slot)
             hop = await self._hop(method, current, url, tuple(chain), tuple(codes), headers)
             following = _location(hop) if hop.status in _REDIRECT_CODES else None
             if following is None:
                 return await self._finish(hop, method, current, tuple(chain), want_body, tuple(codes), max_body)
             location = following
 
-    async def _enter(self, url: str, page: bool, chain: tuple[str, ...], pause: Pause | None) -> None:
+    async def _enter(
+        self, url: str, page: bool, chain: tuple[str, ...], pause: Pause | None, slot: str | None
+    ) -> None:
         """Wait at the gate (if any) before a request to url past a check's first."""
         if self.gate is None:
             return
         try:
-            await self.gate.enter(url, page, pause)
+            await self.gate.enter(url, page, pause, slot)
         except HopRefused as e:
             raise HopRefused(str(e), chain) from None
 

@@ -9,7 +9,7 @@ import contextvars
 import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .checker import CheckPolicy, HttpChecker
 from .client import HttpClient, Transport, client_options
@@ -105,13 +105,13 @@ class Engine:
             from .soft404 import SoftNotFound
 
             soft = SoftNotFound(checker, self._pool, robots)
-        self._client.gate = HopGate(self._pool, robots, self._in_scope)  # (hops, retries: their hosts' rates)
+        gate = self._gate = self._client.gate = HopGate(self._pool, robots, self._in_scope)  # (hops, retries)
         self._fetcher = Fetcher(checker, self._parser, self._pool, robots, s.method, known, self._cache, soft,
                                 keep_ends=not s.status_rules, others=others, max_redirects=s.max_redirects,
                                 wait_bound=s.timeout * (s.max_redirects + 1) * (s.max_retries + 1),
                                 agent=agent_token(s.user_agent or ""), in_scope=self._in_scope,
                                 location_fragments=s.check_fragments is True)
-        self._fetcher.pause = self._pause
+        self._fetcher.pause, self._fetcher.gate = self._pause, gate
         self._certs: CertificateWatch | None = None
         if s.tls_window is not None:
             from .tls_expiry import CertificateWatch
@@ -251,10 +251,10 @@ class Engine:
             try:
                 served = await self._visit(claim)
             except BaseException:  # cancelled: the claim is still done, or the run would never end
-                await self._scheduler.done(claim, Plan.PAGE)
+                await self._scheduler.done(claim, Plan.PAGE, self._gate.settle(claim.host))
                 raise
-            try:
-                claim = await self._scheduler.done_and_next(claim, served)  # its children were added first
+            try:  # (the host slot given back: the claim's, or where its redirect moved it)
+                claim = await self._scheduler.done_and_next(claim, served, self._gate.settle(claim.host))
             except Exception as e:
                 if self._journal is None or not self._journal.failing(e):
                     raise
@@ -279,14 +279,18 @@ class Engine:
             self._ledger.checked(claim.key, Result(claim.url, Status.ERROR, None, f"internal error: {e!r}"))
             return Plan.PAGE
 
-    async def _pause(self, seconds: float) -> None:
-        """A claim's wait before it asks again (a retry's backoff or Retry-After, a token at the hop gate): its
-        global slot serves other hosts meanwhile (no head-of-line blocking), and is taken back, before new
-        claims, to ask. Cut short by stop(): the checker then asks no more, and a hop's wait goes on."""
+    async def _pause(self, seconds: float | None, until: asyncio.Future[Any] | None = None) -> None:
+        """A claim's wait before it asks again (a retry's backoff or Retry-After, a token or a slot at the hop
+        gate, another check's hop: until, at most seconds): its global slot serves other hosts meanwhile (no
+        head-of-line blocking, and none held while others' requests are waited for), and is taken back, before
+        new claims, to ask. Cut short by stop(): the checker then asks no more, and a hop's wait goes on."""
         self._scheduler.lend()
         try:
-            if self._stopping:  # (a token's wait at the hop gate: the redirect in flight goes on)
-                await asyncio.sleep(seconds)
+            if until is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(until), seconds)
+            elif self._stopping or seconds is None:  # (a token's wait at the hop gate: the redirect in flight goes on)
+                await asyncio.sleep(seconds or 0.0)
             else:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopped.wait(), seconds)

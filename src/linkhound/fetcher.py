@@ -26,6 +26,7 @@ from .urls import canonical_key, host_of
 if TYPE_CHECKING:
     from .cache import ResultCache
     from .client import Pause
+    from .hop_gate import HopGate
     from .ledger import Ledger
     from .robots import Robots
 
@@ -134,6 +135,7 @@ class Fetcher:
         self._cache = cache
         self._to_cache: list[str] = []  # keys of redirects whose result comes from their end's: cached at the end
         self.pause: Pause | None = None  # a claim's wait (a retry's, a token's at the gate): the engine's
+        self.gate: HopGate | None = None  # where each check's host slot is (the client's gate): the engine's
         self._parser = parser
         self._pool = pool
         self._robots = robots
@@ -190,10 +192,11 @@ class Fetcher:
         if (self._reaching or self._remote) and (claim.key in self._reaching or claim.key in self._remote):
             if claim.plan is _PAGE:
                 self._pages_waiting.add(claim.key)  # (the answer is kept with its page: _keep_end)
-            try:
-                await self._way_at(claim.key)  # a redirect (here or in another process) is fetching this URL now:
-            finally:  # its answer may be kept (below)
+            try:  # a redirect (here or in another process) is fetching this URL now: its answer may be kept (below)
+                await self._way_at(claim.key, claim.host, self.pause)
+            finally:
                 self._pages_waiting.discard(claim.key)
+            gated = True  # (its slot was given back meanwhile: its request takes one again)
         if self._ends and (end := self._ends.pop(claim.key, None)) is not None and end.served >= claim.plan:
             return end._replace(result=dataclasses.replace(end.result, url=claim.url, depth=claim.depth),
                                 final=claim.url if end.final else "")
@@ -217,13 +220,14 @@ class Fetcher:
                 outcome = self._way_on(claim.key)  # (a hop of an earlier redirect: its way from there, no request)
             if outcome is None:
                 outcome = await self._checker.check(claim.url, method, want_body, claim.host, known, validators,
-                                                    gated=gated, page=obeys, pause=self.pause, anchored=self._anchored)
+                                                    gated=gated, page=obeys, pause=self.pause, anchored=self._anchored,
+                                                    slot=claim.host)
             if outcome.same_as and (self._reaching or self._remote or self._ways):
-                outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause)
+                outcome = await self._joined(claim, outcome, method, want_body, validators, self.pause, claim.host)
             if outcome.same_as and self._ends and (end := self._ends.get(canonical_key(outcome.same_as))) is not None:
                 wants = claim.plan is not _CHECK or self._located(outcome)  # (its body: the end's anchors)
                 if end.served is _CHECK and wants:  # (a status only: the claim wants the body,
-                    end = await self._end_asked(canonical_key(outcome.same_as))  # which another may be asking)
+                    end = await self._end_asked(canonical_key(outcome.same_as), claim.host)  # (another may ask it)
                 if end is None or end.served is _CHECK and wants:
                     outcome = await self._onward(claim, outcome, method, want_body)
                 else:
@@ -362,15 +366,18 @@ class Fetcher:
         outcome: Outcome | None = None
         try:
             method = "GET" if self._get_leaves else "HEAD"
+            # (no slot given: another process's hop takes one of its host, here, at the gate)
             outcome = await self._checker.check(claim.url, method, _NO_BODY, claim.host, self._known_or_kept,
-                                                gated=True, anchored=self._anchored)  # (no slot: another process's hop)
+                                                gated=True, anchored=self._anchored, slot="")
             if outcome.same_as and (self._reaching or self._remote or self._ways):
-                outcome = await self._joined(claim, outcome, method, _NO_BODY, None)
+                outcome = await self._joined(claim, outcome, method, _NO_BODY, None, None, "")
             if not outcome.same_as:  # (a body: read where a Location named a #fragment, for the end's anchors)
                 result = _result(claim, outcome)
                 self._keep_end(self._settled(claim, outcome, result) or await self._parsed(claim, outcome, result),
                                outcome)
         finally:
+            if self.gate is not None and (held := self.gate.settle("")):
+                self._pool.release(held)
             self._release(outcome, claim.url)
 
     def reaching_elsewhere(self, key: str) -> None:
@@ -410,36 +417,45 @@ class Fetcher:
             for key in keys:
                 _put(self._ways, key, way)
 
-    async def _way_at(self, key: str) -> Way | None:
+    async def _way_at(self, key: str, slot: str | None = None, pause: Pause | None = None) -> Way | None:
         """Where the redirect fetching key went, once it is told (None: it failed, or no word came in time; a
-        process stopped while fetching it never tells)."""
+        process stopped while fetching it never tells). slot: the host slot the calling check was given, given
+        back first (that redirect may need it: HopGate.drop); pause: a claim's, which lends its global slot
+        meanwhile (that redirect may wait for one)."""
         waiting = self._reaching.get(key) or self._remote.get(key)
         if waiting is None:
             return None
+        if slot is not None and self.gate is not None:
+            self.gate.drop(slot)
         try:
-            return await asyncio.wait_for(asyncio.shield(waiting), self._wait_bound)
+            if pause is None:
+                return await asyncio.wait_for(asyncio.shield(waiting), self._wait_bound)
+            await pause(self._wait_bound, waiting)
+            if waiting.done():
+                return waiting.result()
+            raise TimeoutError
         except TimeoutError:
             if self._remote.get(key) is waiting:
                 del self._remote[key]
             return None
 
-    async def _waited(self, key: str) -> Way | None:
-        """_way_at(key), with the calling task's redirect noted meanwhile as waiting at key (_fetches_anyway reads
-        it: no circle of waits)."""
+    async def _waited(self, key: str, slot: str, pause: Pause | None) -> Way | None:
+        """_way_at(key, slot, pause), with the calling task's redirect noted meanwhile as waiting at key
+        (_fetches_anyway reads it: no circle of waits)."""
         task = asyncio.current_task()
         self._waiting[task] = key
         try:
-            return await self._way_at(key)
+            return await self._way_at(key, slot, pause)
         finally:
             del self._waiting[task]
 
     async def _joined(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool],
-                      validators: dict[str, str] | None, pause: Pause | None = None) -> Outcome:
+                      validators: dict[str, str] | None, pause: Pause | None, slot: str) -> Outcome:
         """A redirect that stopped at a hop another redirect is fetching: from there on, the way is that
         redirect's (its chain from the hop on, and where it ended: an answer kept here, or a URL checked on its
         own), as if this one had gone on. Where that can't be told (it failed without an answer, or the chains
         joined would loop or be too long), this claim is checked again on its own (pause: its waits, where it
-        holds a global slot)."""
+        holds a global slot; slot: the host slot the check was given, given back while it waits)."""
         key = canonical_key(outcome.same_as)
         way = self._ways.get(key)
         if way is not None:  # (a hop fetched before, unless it is a URL the run checks on its own now)
@@ -448,21 +464,22 @@ class Fetcher:
         elif key not in self._reaching and key not in self._remote or self._fetches_anyway(key):
             return outcome
         else:
-            way = await self._waited(key)
+            way = await self._waited(key, slot, pause)
         joined = None if way is None else _joined(outcome, way, key)
         hops = None if joined is None else [url.split("#", 1)[0] for url in joined.redirects]
         if joined is None or hops is None or not self._has_end(joined.same_as, way) \
                 or len(hops) > self._max_redirects or len(set(hops)) < len(hops) or claim.url in hops:
             return await self._checker.check(claim.url, method, want_body, claim.host, self._known, validators,
                                              gated=True, page=self._obeys_robots(claim), pause=pause,
-                                             anchored=self._anchored)  # (asked again)
+                                             anchored=self._anchored, slot=slot)  # (asked again)
         return joined
 
-    async def _end_asked(self, key: str) -> Fetched | None:
+    async def _end_asked(self, key: str, slot: str) -> Fetched | None:
         """The answer kept for key once the redirect fetching it now (another claim's _onward, asking it for its
-        body) has it; at once if none is, or if waiting would close a circle of waits (_fetches_anyway)."""
+        body) has it; at once if none is, or if waiting would close a circle of waits (_fetches_anyway). slot:
+        the host slot the claim was given, given back while it waits."""
         if (key in self._reaching or key in self._remote) and not self._fetches_anyway(key):
-            await self._waited(key)
+            await self._waited(key, slot, self.pause)
         return self._ends.get(key) if self._ends is not None else None
 
     async def _onward(self, claim: Claim, outcome: Outcome, method: str, want_body: Callable[[str], bool]) -> Outcome:
@@ -476,7 +493,8 @@ class Fetcher:
         if claim.plan is _CHECK and self._located(outcome):
             method, want_body = "GET", _BODY
         on = await self._checker.check(outcome.same_as, method, want_body, claim.host, self._known, gated=True,
-                                       page=self._obeys_robots(claim), pause=self.pause, anchored=self._anchored)
+                                       page=self._obeys_robots(claim), pause=self.pause, anchored=self._anchored,
+                                       slot=claim.host)
         return on._replace(redirects=outcome.redirects + on.redirects, elapsed=outcome.elapsed + on.elapsed,
                            redirect_codes=outcome.redirect_codes + on.redirect_codes)
 

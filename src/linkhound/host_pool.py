@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from array import array
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
@@ -63,6 +65,7 @@ class HostState:
     backoff: float = 0.0  # current backoff step after 429/503 without Retry-After
     held: bool = False  # no request until released (robots.txt being read)
     stats: HostStats = field(default_factory=HostStats)
+    hops: deque[asyncio.Future[None]] | None = None  # hops waiting at the cap, each handed the next slot given back
 
 
 class HostPool:
@@ -124,6 +127,22 @@ class HostPool:
         may have the rest of the cap in flight). Released with release()."""
         return self._try(host, self._host(host))
 
+    def try_slot(self, host: str) -> float:
+        """try_acquire for a redirect's hop into host from another host's slot (hop_gate): a hold does not stop it
+        (robots.txt being read there waits for no hop), and at the cap (math.inf) handed(host) queues it ahead
+        of the scheduler's claims. Released with release()."""
+        return self._try(host, self._host(host))
+
+    def handed(self, host: str) -> asyncio.Future[None]:
+        """A slot of host, handed over by the next release() (a hop that try_slot found at the cap): done with
+        the slot taken, its token not (try_token). Cancel it to leave the queue."""
+        h = self._host(host)
+        if h.hops is None:
+            h.hops = deque()
+        handed = asyncio.get_running_loop().create_future()
+        h.hops.append(handed)
+        return handed
+
     def _try(self, host: str, h: HostState) -> float:
         now = self._clock()
         if h.blocked_until > now:
@@ -161,8 +180,19 @@ class HostPool:
         return _take_token(h, now)
 
     def release(self, host: str) -> None:
-        self._host(host).active -= 1
+        h = self._host(host)
+        if h.hops and h.active <= h.limits.concurrency:  # (more after ShardPool.divide: those past it end)
+            while h.hops:
+                handed = h.hops.popleft()
+                if not handed.done():  # (a cancelled waiter takes nothing)
+                    handed.set_result(None)
+                    return  # the slot goes on to that hop, still taken: no claim takes it meanwhile
+        h.active -= 1
+        self._let_go(host)
         self._freed(host)
+
+    def _let_go(self, host: str) -> None:
+        """A slot of host is given back (a pool shared with other processes gives it back there)."""
 
     def record(
         self, host: str, code: int | None, elapsed: float, retry_after: float | None = None, pause: float | None = None

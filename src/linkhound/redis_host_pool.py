@@ -113,8 +113,7 @@ class RedisHostPool(HostPool):
             self._spawn(self._ask_token(host, h.limits))
         return _ASKING if retry <= now or retry == math.inf else retry - now
 
-    def release(self, host: str) -> None:
-        super().release(host)
+    def _let_go(self, host: str) -> None:
         held = self._held.get(host)
         if held:
             slot = held.pop()

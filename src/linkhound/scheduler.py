@@ -112,29 +112,33 @@ class Scheduler:
                 await asyncio.wait_for(self._wake.wait(), timeout)
         return None
 
-    async def done(self, claim: Claim, served: Plan) -> None:
-        """A claim taken from next() is finished (its children already added)."""
-        await self._release(claim, served)
+    async def done(self, claim: Claim, served: Plan, held: str | None = None) -> None:
+        """A claim taken from next() is finished (its children already added). held: the host whose slot it
+        holds at its end ("": none; None: its own), its own unless its redirect moved it (HopGate)."""
+        await self._release(claim, served, held)
         self._wake.set()
 
-    async def done_and_next(self, claim: Claim, served: Plan) -> Claim | None:
-        """done(claim), then the next claim, if one may be taken right now: the worker that finished one goes
-        on with the next, without a new task or a turn of next()."""
-        await self._release(claim, served)
+    async def done_and_next(self, claim: Claim, served: Plan, held: str | None = None) -> Claim | None:
+        """done(claim, served, held), then the next claim, if one may be taken right now: the worker that finished
+        one goes on with the next, without a new task or a turn of next()."""
+        await self._release(claim, served, held)
         following = None if self._stopped or self._free <= 0 else await self._take()
         if following is None:
             self._wake.set()  # the slot is free for next()
         return following
 
-    async def _release(self, claim: Claim, served: Plan) -> None:
-        self._pool.release(claim.host)
+    async def _release(self, claim: Claim, served: Plan, held: str | None) -> None:
+        if held is None:
+            self._pool.release(claim.host)
+        elif held:
+            self._pool.release(held)
         self._give()
         await self._state.done(claim, served)
         self._uncap(claim.host)
 
     def lend(self) -> None:
         """A claim in flight is paused (a retry waiting out its backoff or Retry-After): its global slot serves
-        other hosts meanwhile. Its host slot stays held; take_back() before it asks again."""
+        other hosts meanwhile. Its host slot stays held, if it holds one; take_back() before it asks again."""
         self._give()
         self._wake.set()
 
