@@ -1,5 +1,6 @@
 """RedisHostPool against a real redis-server: the tokens a process takes outside its slots (robots.txt, a
-soft-404 probe) come from the host's shared bucket, so another process sharing the host waits for them."""
+soft-404 probe) come from the host's shared bucket, so another process sharing the host waits for them; a hop
+into another host waits for a slot of its shared cap."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from cli_run import HANG_GUARD
+from linkhound.hop_gate import HopGate
 from linkhound.host_pool import HostLimits
 from linkhound.redis_host_pool import RedisHostPool
 
@@ -46,3 +49,37 @@ async def test_a_token_taken_by_one_process_is_gone_for_the_other(clients: list[
 async def test_no_rate_means_no_token_to_wait_for(clients: list[object]) -> None:
     pool = RedisHostPool(clients[0], HostLimits(concurrency=2), prefix="lh:test-tokens")  # type: ignore[arg-type]
     assert [pool.try_token("127.0.0.1:9") for _ in range(5)] == [0.0] * 5
+
+
+async def _slot(pool: RedisHostPool, host: str) -> None:
+    """try_acquire until the slot comes from Redis (at most 20 s: only catches a hang)."""
+    for _ in range(2000):
+        wait = pool.try_acquire(host)
+        if wait == 0.0:
+            return
+        await asyncio.sleep(min(wait, 0.01))
+    raise AssertionError("no slot from Redis")
+
+
+async def test_a_hop_into_another_host_waits_for_a_slot_of_its_shared_cap(clients: list[object]) -> None:
+    # a check of the first process, in a's slot, redirected into b, whose one slot the second process holds: a's
+    # slot is given back in Redis at once (the second takes it), and the hop goes once the second gives b's back
+    first, second = (RedisHostPool(c, HostLimits(concurrency=1), prefix="lh:test-hops")  # type: ignore[arg-type]
+                     for c in clients)
+    a, b = "127.0.0.1:9", "127.0.0.2:9"
+    await _slot(first, a)
+    await _slot(second, b)
+    gate = HopGate(first, None, lambda url: True)
+
+    async def check() -> str:
+        await gate.enter(f"http://{b}/x", False, None, a)
+        return gate.settle(a)
+
+    checking = asyncio.ensure_future(check())
+    await asyncio.wait_for(_slot(second, a), HANG_GUARD)
+    await asyncio.sleep(0.2)  # (the hop asks Redis for b's slot meanwhile, in vain)
+    assert not checking.done()
+    second.release(b)
+    assert await asyncio.wait_for(checking, HANG_GUARD) == b
+    first.release(b)
+    second.release(a)
