@@ -316,6 +316,32 @@ def test_html_comments_hide_links() -> None:
     assert texts(doc) == []
 
 
+@pytest.mark.parametrize(
+    "tag",
+    ["title", "style", "script", "textarea", "xmp", "iframe", "noembed", "noframes", "plaintext", "TITLE",
+     "template", "frameset"],
+)
+def test_a_tag_mentioned_in_prose_hides_no_raw_html_after_it(tag: str) -> None:
+    # (GitHub shows the first nine as text, GFM's tagfilter; left open, each would make the rest its text)
+    doc = (f"# Doc\n\nSet it with the <{tag}> element.\n\n<img src=\"missing.png\">\n\n"
+           '<a id="later"></a>\n\nText <a href="inline.md">x</a>.\n\n[self](#later)\n')
+    assert positions(doc) == [("missing.png", 5, 11), ("inline.md", 9, 15), ("#later", 11, 8)]
+    assert "later" in anchors(doc)
+
+
+def test_an_element_left_open_takes_in_the_rest_of_its_own_block_only() -> None:
+    doc = ('<div>\n<textarea>\n<img src="in.png">\n</div>\n\n'
+           'Inline <script> and <a href="a.md">a</a>\n\n<p id="p"><img src="after.png"></p>\n')
+    assert positions(doc) == [("a.md", 6, 30), ("after.png", 8, 21)]
+    assert "p" in anchors(doc)
+
+
+def test_raw_text_elements_closed_in_their_block_keep_their_content() -> None:
+    doc = ("<script>\nvar s = '<img src=\"no.png\">';\n\n</script>\n\n"
+           "<style>\n.x { background: url(bg.png) }\n</style>\n\n<img src=\"yes.png\">\n")
+    assert positions(doc) == [("bg.png", 7, 22), ("yes.png", 10, 11)]
+
+
 def test_html_inside_blockquote_gets_columns_of_the_source_line() -> None:
     doc = '> <p>\n> <a href="q.html">q</a>\n> </p>'
     assert positions(doc) == [("q.html", 2, 12)]

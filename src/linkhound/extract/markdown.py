@@ -158,6 +158,7 @@ class _Walk:
         self.anchors: set[str] = set()
         self.used_labels: set[str] = set()
         self.html: list[tuple[int, str]] = []  # raw HTML pieces: (byte offset, text)
+        self.html_ends: list[int] = []  # how many pieces there are at the end of each HTML block or inline piece
         self.code: list[tuple[int, int]] = []  # byte ranges of code spans and blocks
         self.runs: list[dict[str, int]] = []  # byte ranges of text outside links and code, in order
         self._slugger = Slugger()
@@ -218,6 +219,8 @@ class _Walk:
             if tag is not None:
                 if tag.__class__ is not str or tag in ("Link", "Image", "CodeBlock"):
                     self._end(tag, span["end"])
+                elif tag == "HtmlBlock":
+                    self.html_ends.append(len(self.html))
                 if tag.__class__ is str and tag in _INLINE_ENDS:
                     after = "inline"
                 continue
@@ -233,9 +236,14 @@ class _Walk:
                     self._code_urls(start, end, None)
                 after = "inline"
                 continue
-            piece = event.get("Html") or event.get("InlineHtml")
+            piece = event.get("Html")
+            if piece is not None:  # a line of an HTML block
+                self.html.append((span["start"], piece))
+                continue
+            piece = event.get("InlineHtml")
             if piece is not None:
                 self.html.append((span["start"], piece))
+                self.html_ends.append(len(self.html))
                 continue
             label = event.get("FootnoteReference")
             if label is not None:  # the ids GitHub and MkDocs give the first reference to a footnote
@@ -412,7 +420,8 @@ def _definitions(walk: _Walk, parse_text: str) -> None:
 
 
 def _html(walk: _Walk) -> None:
-    """Links and ids of the raw HTML, all pieces read as one fragment by the HTML extractor."""
+    """Links and ids of the raw HTML, read by the HTML extractor: the pieces joined, as one fragment, cut only
+    after a piece that leaves open an element that would take in the pieces after it (see _cuts)."""
     from .html import scan_html  # selectolax loads only for a document that holds HTML
 
     parts: list[str] = []
@@ -425,14 +434,57 @@ def _html(walk: _Walk) -> None:
         if not piece.endswith("\n"):  # pieces of one block are lines; others get one, so no two tags merge
             parts.append("\n")
             length += 1
-    scan = scan_html("".join(parts))
-    walk.anchors.update(scan.anchors)
+    text = "".join(parts)
+    cuts = _cuts(text, starts, walk.html_ends)
     data = walk.source.data
-    for offset, url, element, attribute, nofollow in scan.found:
-        index = bisect.bisect_right(starts, offset) - 1
-        start, piece = walk.html[index]
-        walk.found.append((_in_source(data, start, piece, min(offset - starts[index], len(piece))), url, element,
-                           attribute, nofollow))
+    begin = 0
+    for end in (*cuts, length):
+        if end == begin:
+            continue
+        scan = scan_html(text[begin:end] if cuts else text)
+        walk.anchors.update(scan.anchors)
+        for at, url, element, attribute, nofollow in scan.found:
+            offset = begin + at
+            index = bisect.bisect_right(starts, offset) - 1
+            start, piece = walk.html[index]
+            walk.found.append((_in_source(data, start, piece, min(offset - starts[index], len(piece))), url,
+                               element, attribute, nofollow))
+        begin = end
+
+
+# Start tags of the elements whose content an HTML parser takes as text (raw text, RCDATA, <plaintext>) or
+# keeps out of the document (<template>, <frameset>). The first nine are those GitHub shows as text (GFM's
+# tagfilter), so a mention in prose, "the <title> element", is common.
+_SWALLOWERS = ("script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes", "plaintext",
+               "template", "frameset")
+# (The lookahead on the first letter makes the search about 3x faster than IGNORECASE on the whole pattern.)
+_SWALLOWING = re.compile(
+    "<(?=[" + "".join(sorted({name[0] + name[0].upper() for name in _SWALLOWERS})) + "])"
+    "(?i:(" + "|".join(_SWALLOWERS) + "))(?=[\t\n\f\r />])"
+)
+_CLOSING = {name: re.compile(rf"</{name}(?=[\t\n\f\r />])", re.IGNORECASE) for name in _SWALLOWERS}
+
+
+def _cuts(text: str, starts: list[int], ends: list[int]) -> list[int]:
+    """Where the joined raw HTML is cut into fragments read one by one, ascending: after each HTML block or
+    inline piece in which one of _SWALLOWING opens and does not close. There the element ends, so it takes
+    in the rest of its own block at most, and the pieces after it are read as they are.
+
+    Most documents have no such tag and are read as one fragment (one parser call per piece would cost
+    about 60 µs each).
+    """
+    cuts: list[int] = []
+    for match in _SWALLOWING.finditer(text):
+        if cuts and match.start() < cuts[-1]:
+            continue  # (in a block cut after already)
+        piece = bisect.bisect_right(starts, match.start()) - 1
+        unit = bisect.bisect_right(ends, piece)  # the block or inline piece it is in
+        following = ends[unit] if unit < len(ends) else len(starts)  # its first piece after
+        end = starts[following] if following < len(starts) else len(text)
+        name = match.group(1).lower()
+        if name == "plaintext" or not _CLOSING[name].search(text, match.end(), end):  # (nothing ends plaintext)
+            cuts.append(end)
+    return cuts
 
 
 def _in_source(data: bytes, start: int, piece: str, offset: int) -> int:
