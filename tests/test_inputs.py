@@ -35,6 +35,24 @@ def test_walk_reads_files_and_symlinks_to_them_and_passes_over_fifos_and_broken_
     assert found == ["a.md", "b.md"]
 
 
+def test_walk_passes_over_symlink_loops_as_broken_symlinks(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("a")
+    os.symlink("self.md", tmp_path / "self.md")  # a loop of one
+    os.symlink("y.md", tmp_path / "x.md")  # and of two
+    os.symlink("x.md", tmp_path / "y.md")
+    found = [Path(i.location).name for i in collect([str(tmp_path)])]
+    assert found == ["a.md"]
+
+
+def test_a_broken_symlink_named_as_an_input_is_an_error_saying_so(tmp_path: Path) -> None:
+    os.symlink("nowhere.md", tmp_path / "dangling.md")
+    os.symlink("self.md", tmp_path / "self.md")
+    with pytest.raises(InputError, match="dangling.md: broken symlink: no such file or directory$"):
+        collect([str(tmp_path / "dangling.md")])
+    with pytest.raises(InputError, match="self.md: broken symlink: too many levels of symbolic links$"):
+        collect([str(tmp_path / "self.md")])
+
+
 def test_a_files_from_list_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("a")
     listing = tmp_path / "list.txt"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import re
@@ -129,6 +130,11 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         if not excluded_path(arg, exclude):
             yield _read(arg, kind_for_path(arg) or Kind.TEXT)
         return
+    if os.path.islink(arg):  # to nothing, or one of a loop
+        try:
+            os.stat(arg)
+        except OSError as e:
+            raise InputError(arg, f"broken symlink: {_why(e)}") from None
     if _GLOB_CHARS & set(arg):
         matches = sorted(glob.glob(arg, recursive=True))
         files = [m for m in matches if os.path.isfile(m)]
@@ -197,11 +203,11 @@ def _walk(
 
 def _regular(entry: os.DirEntry[str]) -> bool:
     """Whether a walk reads entry: a file, or a symlink to one; not a FIFO (reading it would wait for a writer),
-    a socket or a device, nor a symlink to nothing (no document: links to it are reported)."""
+    a socket or a device, nor a symlink to nothing or one of a loop (no document: links to it are reported)."""
     try:
         return entry.is_file()  # (follows a symlink; no system call for a plain file)
-    except OSError:
-        return True  # can't be looked at: reading it will say why
+    except OSError as e:
+        return e.errno != errno.ELOOP  # else it can't be looked at: reading it will say why
 
 
 def _load_ignore(d: Path) -> object | None:
