@@ -15,9 +15,10 @@ HANG_GUARD = 60  # seconds: only catches a hang
 
 
 def run(*args: str, stdin: str | None = None, cwd: Path | None = None,
-        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    """The command's outcome; prefix is a command it is run through (setpriv ... --)."""
     return subprocess.run(
-        [sys.executable, "-m", "linkhound", *args],
+        [*prefix, sys.executable, "-m", "linkhound", *args],
         input=stdin, capture_output=True, text=True, timeout=HANG_GUARD, env=env or ENV, cwd=cwd,
     )
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -211,7 +214,7 @@ _WRITE_ONLY = Path("/proc/sys/vm/compact_memory")  # mode 0200: unreadable even 
 
 @pytest.mark.skipif(not _WRITE_ONLY.is_file(), reason="needs Linux's /proc/sys")
 @pytest.mark.parametrize("kept", ["memory", "state"])
-async def test_a_file_that_cannot_be_read_is_broken_and_holds_no_anchor(tmp_path: Path, kept: str) -> None:
+async def test_a_file_or_index_file_that_cannot_be_read_is_broken_saying_so(tmp_path: Path, kept: str) -> None:
     (tmp_path / "secret.html").symlink_to(_WRITE_ONLY)
     (tmp_path / "folder").mkdir()
     (tmp_path / "folder" / "index.html").symlink_to(_WRITE_ONLY)
@@ -222,7 +225,48 @@ async def test_a_file_that_cannot_be_read_is_broken_and_holds_no_anchor(tmp_path
     assert verdicts == {
         "secret.html": (Status.BROKEN, "file can't be read (permission denied)"),
         "folder/": (Status.OK, "directory"),
-        "folder/#part": (Status.BROKEN, "no anchor #part"),  # its index file exists, but holds nothing readable
+        "folder/#part": (Status.BROKEN, "index file can't be read (permission denied)"),  # (not "no anchor")
+    }
+    # with --index-files, the folder itself is broken: a web server could not serve it
+    report = await linkhound.check([str(tmp_path / "a.md")], index_files=["index.html"])
+    assert {r.url.removeprefix(tmp_path.as_uri() + "/"): r.reason for r in report.broken} == {
+        "secret.html": "file can't be read (permission denied)",
+        "folder/": "index file can't be read (permission denied)",
+    }
+
+
+def _with_file_modes() -> tuple[str, ...]:
+    """What to run linkhound through so that file modes apply to it: nothing for a user; for root, setpriv
+    without the capabilities that pass over them (skipped where that can't be done)."""
+    if os.geteuid() != 0:
+        return ()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root passes over file modes, and setpriv is not here to stop it")
+    prefix = (setpriv, "--bounding-set", "-dac_override,-dac_read_search", "--")
+    if subprocess.run([*prefix, "true"], capture_output=True).returncode != 0:
+        pytest.skip("setpriv can't drop capabilities here")
+    return prefix
+
+
+@pytest.mark.parametrize("index_files", [False, True])
+def test_a_folder_that_cannot_be_entered_is_named_as_the_reason(tmp_path: Path, index_files: bool) -> None:
+    (tmp_path / "locked").mkdir()
+    (tmp_path / "locked" / "index.md").write_text("# X\n")
+    (tmp_path / "a.md").write_text("[a](locked/index.md) [b](locked/#x) [c](locked/)\n")
+    (tmp_path / "locked").chmod(0)
+    try:
+        options = ("--index-files", "index.md") if index_files else ()
+        done = run("--no-config", "--offline", "--format", "json", *options, str(tmp_path / "a.md"),
+                   prefix=_with_file_modes())
+    finally:
+        (tmp_path / "locked").chmod(0o755)
+    results = json.loads(done.stdout)["results"]
+    verdicts = {r["url"].removeprefix(tmp_path.as_uri() + "/"): (r["status"], r["reason"]) for r in results}
+    entered = ("broken", "directory can't be entered (permission denied)")
+    assert verdicts == {
+        "locked/index.md": ("broken", "file can't be read (permission denied: a folder on its path can't be entered)"),
+        **({"locked/": entered} if index_files else {"locked/": ("ok", "directory"), "locked/#x": entered}),
     }
 
 

@@ -74,12 +74,21 @@ def check_file(path: str, index_files: tuple[str, ...] = (), root: str | None = 
         return FileCheck(Status.OK, "", path)
     if os.path.isdir(path):
         index = index_file(path, index_files)
-        if index is None and index_files:
-            return FileCheck(Status.BROKEN, f"directory has no index file ({', '.join(index_files)})", None)
+        if index_files:
+            denied = index_denied(path, index)
+            if denied is not None:  # (a web server could not serve the directory either)
+                return FileCheck(Status.BROKEN, denied, None)
+            if index is None:
+                return FileCheck(Status.BROKEN, f"directory has no index file ({', '.join(index_files)})", None)
         return FileCheck(Status.OK, "" if index_files else "directory", index)
-    if os.path.lexists(path):
-        return FileCheck(Status.BROKEN, "broken symlink or unreadable", None)
-    return FileCheck(Status.BROKEN, "file not found", None)
+    try:
+        os.lstat(path)
+    except PermissionError:  # it may well be there: what to fix is the folder's mode
+        return FileCheck(Status.BROKEN, "file can't be read (permission denied: a folder on its path can't be "
+                         "entered)", None)
+    except OSError:
+        return FileCheck(Status.BROKEN, "file not found", None)
+    return FileCheck(Status.BROKEN, "broken symlink or unreadable", None)
 
 
 def index_file(directory: str, index_files: tuple[str, ...] = ()) -> str | None:
@@ -89,6 +98,14 @@ def index_file(directory: str, index_files: tuple[str, ...] = ()) -> str | None:
         if os.path.isfile(candidate):
             return candidate
     return None
+
+
+def index_denied(directory: str, index: str | None) -> str | None:
+    """Why the index file of directory can't be read, when a permission stops it (index: the one found, if
+    any); None when none does. In a folder that can't be entered no index file is found, whatever it holds."""
+    if index is not None:
+        return None if os.access(index, os.R_OK) else "index file can't be read (permission denied)"
+    return None if os.access(directory, os.X_OK) else "directory can't be entered (permission denied)"
 
 
 def looks_like_email(url: str) -> bool:

@@ -19,6 +19,7 @@ from .local import (
     check_file,
     file_host,
     file_url_to_path,
+    index_denied,
     index_file,
     looks_like_email,
     read_document,
@@ -45,7 +46,7 @@ class LocalFiles:
         self._anchors: dict[str, Anchors | None] = {}  # path -> its anchors
         self._parsed: dict[str, Extraction] = {}  # path -> a document parsed for its anchors before it was read
         self._in_hand: set[str] = set()  # paths of documents read from stdin: nowhere on disk
-        self._bare: dict[str, bool] = {}  # file: URL -> a directory with no index file
+        self._bare: dict[str, str] = {}  # file: URL -> why a directory has no index file to read, or ""
 
     def links(self, inp: Input) -> Iterator[tuple[RawLink, Resolved | None]]:
         """A local input's links, each with its resolved target. A text file's are found as they are taken, so
@@ -131,16 +132,22 @@ class LocalFiles:
         url itself will report)."""
         if is_always_valid(fragment) or self._index_files:  # with --index-files, such a directory is broken
             return None
-        bare = self._bare.get(url)
-        if bare is None:
-            bare = self._bare[url] = self._is_bare_directory(file_url_to_path(url))
-        return f"directory with no index file ({', '.join(CONVENTIONAL_INDEX_FILES)})" if bare else None
+        why = self._bare.get(url)
+        if why is None:
+            why = self._bare[url] = self._why_no_index(file_url_to_path(url))
+        return why or None
 
-    def _is_bare_directory(self, path: str) -> bool:
-        if path in self._in_hand or not os.path.isdir(path) or index_file(path) is not None:
-            return False
+    def _why_no_index(self, path: str) -> str:
+        if path in self._in_hand or not os.path.isdir(path):
+            return ""
+        index = index_file(path)
+        denied = index_denied(path, index)
+        if index is not None and denied is None:
+            return ""
         root = self._rules.root_dir
-        return root is None or check_file(path, (), root).status.is_ok  # outside --root-dir: its check says so
+        if root is not None and not check_file(path, (), root).status.is_ok:  # outside --root-dir: its check says so
+            return ""
+        return denied or f"directory with no index file ({', '.join(CONVENTIONAL_INDEX_FILES)})"
 
     def anchors(self, path: str) -> Anchors | None:
         """Anchors of a file on disk: from its extraction if it was read as an input, else read and parsed once."""
