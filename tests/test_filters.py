@@ -54,6 +54,34 @@ async def test_exclude_and_include_patterns_include_wins(site: Site) -> None:
     assert site.hits("/a/1") == 0 and site.hits("/a/keep") == 1 and site.hits("/b/1") == 1
 
 
+async def test_an_exclude_pattern_may_name_a_fragment_of_a_local_link(tmp_path: Path) -> None:
+    (tmp_path / "page.md").write_text("# Page\n")
+    (tmp_path / "index.md").write_text("[a](page.md#generated-later) [b](page.md#page) [c](page.md#gone)\n")
+    doc = [str(tmp_path / "index.md")]
+    report = await linkhound.check(doc, exclude=[r"page\.md#generated-later"])
+    got = {r.url.removeprefix(tmp_path.as_uri() + "/"): (r.status, r.reason) for r in report.results}
+    assert got == {
+        "page.md#generated-later": (Status.EXCLUDED, "matched by --exclude"),
+        "page.md": (Status.OK, ""),
+        "page.md#gone": (Status.BROKEN, "no anchor #gone"),
+    }
+    # a pattern that finds the URL without its fragment still excludes every link to it, as it did
+    report = await linkhound.check(doc, exclude=[r"page\.md$"])
+    assert [(r.url.removeprefix(tmp_path.as_uri() + "/"), r.status) for r in report.results] == [
+        ("page.md", Status.EXCLUDED)]
+    # an include pattern that finds the URL wins over it
+    report = await linkhound.check(doc, exclude=["#generated-later"], include=["page"])
+    assert sorted(r.reason for r in report.broken) == ["no anchor #generated-later", "no anchor #gone"]
+
+
+async def test_an_exclude_pattern_may_name_a_fragment_of_a_link_on_a_web_page(site: Site) -> None:
+    site.page("/index.html", html("/doc.html#generated", "/doc.html#here", "/doc.html"))
+    site.page("/doc.html", html(extra='<h2 id="here">Here</h2>'))
+    report = await linkhound.check([site.url("/index.html")], exclude=["#generated$"], check_fragments=True)
+    got = {url: r.status for url, r in by_path(report, site).items()}
+    assert got == {"/index.html": Status.OK, "/doc.html#generated": Status.EXCLUDED, "/doc.html": Status.OK}
+
+
 async def test_linkhoundignore_patterns_add_to_exclude(site: Site, tmp_path: Path) -> None:
     site.page("/index.html", html("/private/x", "/drafts/y", "/ok"))
     site.page("/ok", "fine")

@@ -176,3 +176,14 @@ class LinkRules:
             except AddressExcluded as e:
                 return Status.EXCLUDED, e.reason
         return None
+
+    def fragment_skip(self, url: str, scheme: str, fragment: str) -> tuple[Status, str] | None:
+        """Why url#fragment is excluded when url is not: an exclude pattern finds the URL with its fragment (and
+        no include pattern finds the URL, as skip() reads them). None: the link's verdict is url's."""
+        if not any(p.search(f"{url}#{fragment}") for p in self.exclude):
+            return None  # (most links: one search per pattern)
+        if scheme not in KNOWN_SCHEMES or scheme not in self.schemes or any(p.search(url) for p in self.include):
+            return None
+        if any(p.search(url) for p in self.exclude):
+            return None  # excluded as url already
+        return Status.EXCLUDED, "matched by --exclude"

@@ -172,10 +172,10 @@ class Settings:
         None, "the sitemap (URL or file) --sitemap-drift compares with; with -r, giving it turns --sitemap-drift on",
         CRAWLING, metavar="URL", default_text="the seed site's robots.txt Sitemap: lines, else /sitemap.xml")
     # -- which links
-    include: tuple[str, ...] = option((), "check only URLs matching REGEX; include wins over exclude", LINKS,
-                                      metavar="REGEX")
-    exclude: tuple[str, ...] = option((), "don't check URLs matching REGEX, nor those .linkhoundignore lists",
-                                      LINKS, metavar="REGEX")
+    include: tuple[str, ...] = option((), "check only URLs matching REGEX (without their #fragment); include wins"
+                                      " over exclude", LINKS, metavar="REGEX")
+    exclude: tuple[str, ...] = option((), "don't check URLs matching REGEX, with or without their #fragment, nor"
+                                      " those .linkhoundignore lists", LINKS, metavar="REGEX")
     exclude_path: tuple[str, ...] = option((), "don't read local files and directories matching REGEX",
                                            LINKS, metavar="REGEX")
     # by literal address or by what a name resolves to

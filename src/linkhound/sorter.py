@@ -74,7 +74,17 @@ class LinkSorter:
         batch: list[LinkRef] = []
         new = tuple.__new__  # Found(...) without its Python-level __new__: half a million per 10k pages
         plain = sitemap is None
+        excludes = bool(self._rules.exclude)
         for raw, resolved in links:
+            if excludes and resolved is not None and resolved[2] is not None:
+                skip = self._rules.fragment_skip(resolved[0], resolved[3], resolved[2])
+                if skip is not None:  # an --exclude pattern names the fragment: the link as written is its own
+                    if batch:
+                        refer(source, batch)
+                        batch = []
+                    url = f"{resolved[0]}#{resolved[2]}"
+                    self._ledger.decided(f"{resolved[1]}#{resolved[2]}", url, reference(source, raw), *skip)
+                    continue
             if plain and resolved is not None and (resolved[2] is None or not fragments):
                 entry = http.get(resolved[1])
                 # the common case by far, a link seen before (nav, footer): its reference, and the edge
