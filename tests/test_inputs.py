@@ -53,6 +53,18 @@ def test_a_broken_symlink_named_as_an_input_is_an_error_saying_so(tmp_path: Path
         collect([str(tmp_path / "self.md")])
 
 
+def test_a_file_named_or_found_again_is_read_once_as_first_spelled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                    ) -> None:
+    (tmp_path / "docs" / "guide").mkdir(parents=True)
+    (tmp_path / "docs" / "guide" / "a.md").write_text("a")
+    (tmp_path / "docs" / "b.md").write_text("b")
+    os.symlink("guide/a.md", tmp_path / "docs" / "c.md")  # a document of its own: its links resolve in docs/
+    monkeypatch.chdir(tmp_path)
+    args = ["docs/guide/a.md", "docs", "docs/guide", "./docs/guide/a.md", str(tmp_path / "docs/guide/a.md"),
+            "docs/**/*.md"]
+    assert [i.location for i in collect(args)] == ["docs/guide/a.md", "docs/b.md", "docs/c.md"]
+
+
 def test_a_files_from_list_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("a")
     listing = tmp_path / "list.txt"

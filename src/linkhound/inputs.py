@@ -53,13 +53,15 @@ def collect(
     """Expand every argument; raise InputError naming the first one that can't be read (and the file and line
     of a --files-from entry).
 
-    Local paths (named, globbed, or found by walking) that an exclude_path pattern finds are left out.
+    Local paths (named, globbed, or found by walking) that an exclude_path pattern finds are left out, and so
+    is a file named or found again (same absolute path: `docs docs/a.md`), read once as first spelled.
     """
     out: list[Input] = []
+    seen: set[str] = set()  # absolute paths of the files read
     for arg in args:
         named = Named(arg) if isinstance(arg, str) else arg
         try:
-            expanded = list(_expand(named.text, hidden, gitignore, exclude_path))
+            expanded = list(_expand(named.text, hidden, gitignore, exclude_path, seen))
         except InputError as e:
             if not named.line:
                 raise
@@ -88,7 +90,7 @@ def read_files_from(source: str) -> list[Named]:
     return [Named(s, named_in, n) for n, s in lines if s and not s.startswith("#")]
 
 
-def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> Iterator[Input]:
+def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns, seen: set[str]) -> Iterator[Input]:
     if not arg.strip():
         # Path("") is the current directory: an unset variable in a script would check the whole tree
         raise InputError(f"'{arg}'", "empty input (give a URL, file, directory or glob)")
@@ -124,10 +126,11 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         raise InputError(arg, f"can't read: {_why(e)}") from None
     if is_dir:
         for file in walk(path, hidden=hidden, gitignore=gitignore, exclude=exclude):
-            yield _read(str(file), kind_for_path(str(file)) or Kind.TEXT)
+            if _first(str(file), seen):
+                yield _read(str(file), kind_for_path(str(file)) or Kind.TEXT)
         return
     if exists:
-        if not excluded_path(arg, exclude):
+        if not excluded_path(arg, exclude) and _first(arg, seen):
             yield _read(arg, kind_for_path(arg) or Kind.TEXT)
         return
     if os.path.islink(arg):  # to nothing, or one of a loop
@@ -141,12 +144,22 @@ def _expand(arg: str, hidden: bool, gitignore: bool, exclude: Patterns = ()) -> 
         if not files:
             raise InputError(arg, "the pattern matches no files")
         for m in files:
-            if not excluded_path(m, exclude):
+            if not excluded_path(m, exclude) and _first(m, seen):
                 yield _read(m, kind_for_path(m) or Kind.TEXT)
         return
     if "://" in arg:
         raise InputError(arg, "unsupported input URL scheme (use http://, https:// or file://)")
     raise InputError(arg, "no such file or directory (and not a URL)")
+
+
+def _first(path: str, seen: set[str]) -> bool:
+    """Whether path is read for the first time (a symlink is a document of its own: its links resolve where
+    it is)."""
+    key = os.path.abspath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _read(path: str, kind: Kind) -> Input:
