@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -11,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
+
+from server import Site
 
 yaml = pytest.importorskip("yaml")
 
@@ -96,17 +100,17 @@ class StepRun:
     outputs: str
 
 
-def run_action(workdir: Path, **inputs: str) -> StepRun:
+def run_action(workdir: Path, prefilled: str = "", bin_dir: Path = VENV_BIN, **inputs: str) -> StepRun:
     """Run the action's steps as a runner would (bash --noprofile --norc -eo pipefail, expressions passed in
-    through env), the install step replaced by the tests' own venv."""
+    through env), the install step replaced by the tests' own venv; the job summary file starts as prefilled."""
     data = action()
     values = {f"inputs.{k}": str(spec.get("default", "")) for k, spec in data["inputs"].items()}
     values |= {f"inputs.{k}": v for k, v in inputs.items()}
-    values |= {"github.action_path": str(REPO), "steps.install.outputs.bin": str(VENV_BIN)}
+    values |= {"github.action_path": str(REPO), "steps.install.outputs.bin": str(bin_dir)}
     runner = workdir.parent / "runner"
     runner.mkdir(exist_ok=True)
     summary, outputs = runner / "summary.md", runner / "output"
-    summary.write_text("", encoding="utf-8")
+    summary.write_text(prefilled, encoding="utf-8")
     code, stdout, stderr = 0, "", ""
     for step in steps():
         outputs.write_text("", encoding="utf-8")
@@ -193,3 +197,45 @@ def test_action_args_with_an_open_quote_is_a_one_line_error(workdir: Path) -> No
     r = run_action(workdir, args="docs 'unclosed")
     assert r.code == 1 and r.outputs == "exit_code=1\n"
     assert r.stderr == "linkhound: error: the action input args: no closing quotation\n"
+
+
+async def test_action_summary_annotations_and_exit_code_come_from_one_check(workdir: Path, site: Site) -> None:
+    # A link that answers 200 the first time and 404 after: checked twice, the summary would say broken while
+    # the annotations and the exit code say fine.
+    async def flaky(request: web.Request) -> web.StreamResponse:
+        return web.Response(status=200 if site.hits("/flaky") == 1 else 404, text="page")
+
+    site.handler("/flaky", flaky)
+    (workdir / "README.md").write_text(f"[f]({site.url('/flaky')})\n", encoding="utf-8")
+    r = await asyncio.to_thread(run_action, workdir, args="--no-progress README.md")
+    assert site.hits("/flaky") == 1
+    assert r.code == 0, r.stderr
+    assert r.outputs == "exit_code=0\n" and "::error" not in r.stdout
+    assert "1 ok, 0 broken" in r.summary and "No broken links." in r.summary
+
+
+def test_action_job_summary_stays_within_githubs_limit(workdir: Path) -> None:
+    # What an earlier step's command wrote stays; the report is cut to the room left under 1 MiB.
+    (workdir / "docs" / "many.md").write_text("".join(f"[x{i}](gone{i}.md)\n" for i in range(200)), encoding="utf-8")
+    before = "x" * (1024 * 1024 - 6000) + "\n"
+    summary = workdir.parent / "runner" / "summary.md"
+    r = run_action(workdir, args="docs", prefilled=before)
+    assert r.code == 2, r.stderr
+    assert r.stdout.count("::error") == 201  # every annotation, uncut
+    assert r.summary.startswith(before) and summary.stat().st_size <= 1024 * 1024
+    assert "## Link check" in r.summary and "more table rows left out" in r.summary
+
+
+def test_action_with_a_linkhound_from_before_step_summary_runs_it_twice(workdir: Path, tmp_path: Path) -> None:
+    # The version input may install an older linkhound, which has no --step-summary: its --help doesn't list it.
+    old = tmp_path / "old-bin"
+    old.mkdir()
+    (old / "python").symlink_to(VENV_BIN / "python")
+    (old / "linkhound").write_text(
+        f'#!/bin/bash\nif [ "$1" = --help ]; then echo "usage: linkhound [-h] [-f FORMAT]"; exit 0; fi\n'
+        f'case " $* " in *" --step-summary "*) echo "unrecognized arguments" >&2; exit 1;; esac\n'
+        f'exec "{VENV_BIN / "linkhound"}" "$@"\n', encoding="utf-8")
+    (old / "linkhound").chmod(0o755)
+    r = run_action(workdir, bin_dir=old)
+    assert r.code == 2, r.stderr
+    assert "::error file=docs/guide.md" in r.stdout and "### `docs/guide.md`" in r.summary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 from .version import __version__
 
@@ -129,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(ns: argparse.Namespace) -> int:
     from .api import make_settings, start
     from .arguments import options_from_args
-    from .cli_common import EXIT_OK, open_output, use_color
+    from .cli_common import EXIT_OK, open_output, open_step_summary, use_color
     from .config import load_config, render
     from .loop import run as run_loop
     from .progress import Progress
@@ -180,12 +180,16 @@ def _main(ns: argparse.Namespace) -> int:
         run = start(args or (), settings, files_from=files_from, on_event=streaming, named_in=named_in)
         run.make_ahead(reporter.ahead)  # (a list in several processes: its results' text made while it waits)
     out = open_output(settings.output)
+    step_summary = open_step_summary(settings.step_summary)
     try:
-        return run_loop(_run(run, settings, reporter, progress, out, unwritable))
+        return run_loop(_run(run, settings, reporter, progress, out, unwritable, step_summary))
     finally:
         if out is not sys.stdout:
             with contextlib.suppress(OSError):  # (a write that failed has been said)
                 out.close()
+        if step_summary is not None:
+            with contextlib.suppress(OSError):
+                step_summary.close()
 
 
 def _one_mode(ns: argparse.Namespace) -> None:
@@ -227,8 +231,18 @@ def _dump(args: Sequence[str], settings: Settings, files_from: str | None, named
 
 
 async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progress, out: TextIO | ReportFile,
-               unwritable: list[str]) -> int:
-    from .cli_common import EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED, EXIT_USAGE, use_color
+               unwritable: list[str], step_summary: IO[str] | None = None) -> int:
+    """The run to its end, its report written (and, with --step-summary, the same report's Markdown appended
+    there: one check gives both, so they always agree); the exit code."""
+    from .cli_common import (
+        EXIT_BROKEN,
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        EXIT_TERMINATED,
+        EXIT_USAGE,
+        use_color,
+        write_step_summary,
+    )
     from .status import Status
 
     over: list[bool] = []
@@ -251,6 +265,13 @@ async def _run(run: Run, settings: Settings, reporter: Reporter, progress: Progr
         where = f" to {settings.output}" if settings.output is not None else ""
         print(f"linkhound: error: can't write the report{where}: {unwritable[0]}", file=sys.stderr)
         return EXIT_USAGE
+    if step_summary is not None:
+        try:
+            write_step_summary(step_summary, report, settings)
+        except OSError as e:
+            print(f"linkhound: error: can't write the step summary to {settings.step_summary}: {_why_unwritable(e)}",
+                  file=sys.stderr)
+            return EXIT_USAGE
     if not settings.quiet:
         if settings.output is not None:  # the report went to a file: its warnings and summary line still show here
             from .report.ansi import paint

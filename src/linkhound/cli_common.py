@@ -15,8 +15,12 @@ from .redis_link import TIMEOUT as REDIS_TIMEOUT
 
 if TYPE_CHECKING:
     from .settings import Settings
+    from .summary import Report
 
-__all__ = ["Parser", "ReportFile", "open_output", "redis_timeout", "seconds", "use_color"]
+__all__ = [
+    "Parser", "ReportFile", "open_output", "open_step_summary", "redis_timeout", "seconds", "use_color",
+    "write_step_summary",
+]
 
 EXIT_OK, EXIT_USAGE, EXIT_BROKEN, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
@@ -86,6 +90,32 @@ def _unwritable(path: str, e: OSError) -> Exception:
 def open_output(path: str | None) -> TextIO | ReportFile:
     """The report's destination: stdout, or the file named, checked now and written from the first line on."""
     return sys.stdout if path is None else ReportFile(path)
+
+
+STEP_SUMMARY_LIMIT = 1024 * 1024  # bytes: what GitHub takes of one step's job summary
+
+
+def open_step_summary(path: str | None) -> IO[str] | None:
+    """The --step-summary file, opened now to append to: a bad path fails at once, not after the work."""
+    if path is None:
+        return None
+    try:
+        return open(path, "a", encoding="utf-8")
+    except OSError as e:
+        from .exceptions import UsageError
+
+        raise UsageError(f"--step-summary {path}: can't write: {(e.strerror or str(e)).lower()}") from None
+
+
+def write_step_summary(file: IO[str], report: Report, settings: Settings) -> None:
+    """The Markdown report of the run appended to the --step-summary file, cut to what the file has room for."""
+    from .report.markdown import Markdown
+
+    room = max(STEP_SUMMARY_LIMIT - os.fstat(file.fileno()).st_size, 0)
+    markdown = Markdown(verbose=settings.verbose, summary_only=settings.summary_only,
+                        all_referrers=settings.all_referrers, max_bytes=room)
+    file.write(markdown.finish(report))
+    file.flush()
 
 
 def use_color(settings: Settings, stream: IO[str]) -> bool:

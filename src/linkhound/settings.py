@@ -309,6 +309,9 @@ class Settings:
                          command_only=True)
     output: str | None = option(None, "write the report to FILE", OUTPUT, short="-o", metavar="FILE",
                                 command_only=True)
+    step_summary: str | None = option(
+        None, "also append the Markdown report to FILE ($GITHUB_STEP_SUMMARY), its tables cut to keep the file"
+        " within the 1 MiB a GitHub job summary may hold", OUTPUT, metavar="FILE", command_only=True)
     verbose: bool = option(False, "list successful links too", OUTPUT, short="-v", command_only=True)
     summary_only: bool = option(False, "print only the summary", OUTPUT, command_only=True)
     all_referrers: bool = option(False, "list every page that uses a link (default: the first five)", OUTPUT,

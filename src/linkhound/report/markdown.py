@@ -30,12 +30,18 @@ class Markdown(WholeReport):
     """Problems (every link when verbose) in a GitHub-flavoured table per file or page; a link's first
     referrers only, unless all_referrers or verbose, with a note saying how many more there are."""
 
-    def __init__(self, *, verbose: bool = False, summary_only: bool = False, all_referrers: bool = False) -> None:
+    def __init__(self, *, verbose: bool = False, summary_only: bool = False, all_referrers: bool = False,
+                 max_bytes: int | None = None) -> None:
         self.verbose = verbose
         self.summary_only = summary_only
         self.all_referrers = all_referrers or verbose
+        self.max_bytes = max_bytes  # cut the tables' rows to fit (--step-summary: GitHub takes 1 MiB a step)
 
     def finish(self, report: Report) -> str:
+        whole = self._whole(report)
+        return whole if self.max_bytes is None else capped(whole, self.max_bytes)
+
+    def _whole(self, report: Report) -> str:
         out = ["## Link check", "", text(summary_line(report.summary)), ""]
         if report.summary.warnings:
             # code spans, like every URL here: a warning names hosts and pages that must not become links
@@ -113,6 +119,30 @@ def _fixes(report: Report) -> list[str]:
 
 
 _RULE = "|---:|---|---|---|---|"
+_ROOM_FOR_NOTE = 512  # bytes kept free for the note that says what was cut
+
+
+def capped(whole: str, max_bytes: int) -> str:
+    """whole, or, past max_bytes (UTF-8), its lines up to where they would no longer fit, then a note saying how
+    many table rows were left out. The summary and warnings come first, so they are always kept."""
+    size = len(whole.encode("utf-8"))
+    if size <= max_bytes:
+        return whole
+    lines = whole.split("\n")
+    budget = max_bytes - _ROOM_FOR_NOTE
+    cut, used = 0, 0
+    while used + len(lines[cut].encode("utf-8")) + 1 <= budget:  # (the whole is past max_bytes: cut < len)
+        used += len(lines[cut].encode("utf-8")) + 1
+        cut += 1
+    rest = lines[cut:]
+    # a table's rows, not its header (the line before a rule) nor the rule itself
+    rows = sum(1 for i, line in enumerate(rest) if line.startswith("| ")
+               and not (i + 1 < len(rest) and rest[i + 1].startswith("|---")))
+    left_out = f"{rows:,} more table row{'s' if rows != 1 else ''}" if rows else "the rest of the report"
+    note = (f"**Cut short:** {left_out} left out, to keep this report under {max_bytes:,} bytes. Every link is in"
+            " the full report (`--format json`, `sarif`, or `markdown` with `-o FILE`) and, in GitHub Actions, in"
+            " the annotations.")
+    return "\n".join([*lines[:cut], "", note, ""])
 _SPECIAL = re.compile(r"([\\`*_\[\]<>|&~])")
 
 
