@@ -228,3 +228,32 @@ def test_the_printing_modes_are_one_at_a_time_and_dumps_take_no_format(tmp_path:
 def test_dump_of_stdin_resolves_like_a_file_in_the_current_folder(tmp_path: Path) -> None:
     r = run("--dump", "-", stdin="[x](sub/y.md#top) [mail](mailto:a@example.org)\n", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.splitlines() == ["sub/y.md#top\t-:1:5", "mailto:a@example.org\t-:1:26"]
+
+
+def _verdicts(results: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    """Each result as its URL, status and the places of its references, sorted."""
+    out = []
+    for r in results:
+        refs = r["references"]
+        assert isinstance(refs, list)
+        out.append((r["url"], r["status"], tuple(sorted((x["source"], x["line"], x["column"]) for x in refs))))
+    return sorted(out)
+
+
+@pytest.mark.parametrize("state", [False, True])
+def test_jsonl_results_are_the_results_json_reports(tmp_path: Path, state: bool) -> None:
+    # A page whose only links ask for a missing #fragment has no result of its own: those links are the broken
+    # fragment's. A link without a fragment that comes later gives the page one.
+    (tmp_path / "a.md").write_text("# Hi\n\n[a](#nope)\n")
+    (tmp_path / "b.md").write_text("# B\n\n[b](c.md#gone)\n")
+    (tmp_path / "c.md").write_text("# C\n\n[a](a.md#hi)\n")
+    (tmp_path / "d.md").write_text("# D\n\n[c](c.md)\n")
+    more = ["--state", str(tmp_path / "state")] if state else []
+    lines = run("--no-progress", "-q", "-f", "jsonl", *more, "a.md", "b.md", "c.md", "d.md", cwd=tmp_path)
+    records = [json.loads(line) for line in lines.stdout.splitlines()]
+    streamed = [r for r in records if r["type"] == "result"]
+    (summary,) = [r for r in records if r["type"] == "summary"]
+    doc = json.loads(run("--no-progress", "-q", "-f", "json", "a.md", "b.md", "c.md", "d.md", cwd=tmp_path).stdout)
+    assert _verdicts(streamed) == _verdicts(doc["results"])
+    assert len(streamed) == summary["unique"] == doc["summary"]["unique"] == 4
+    assert summary["by_status"]["ok"] == sum(r["status"] == "ok" for r in streamed) == 2

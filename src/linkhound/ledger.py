@@ -134,6 +134,9 @@ class MemoryLedger:
         self._anchor_sets: dict[Anchors, Anchors] = {}  # pages of one template have the same anchors: kept once
         self._ahead = 0  # targets of _done whose reported result prepare() has made
         self._settled = 0  # targets of _done whose reported result settle() has found final
+        # targets whose first result was not streamed: no reference then but those of missing fragments (or none,
+        # adopted); one that a link named since is streamed by report()
+        self._held: list[Target] = []
 
     def __len__(self) -> int:
         return len(self._targets)
@@ -264,11 +267,11 @@ class MemoryLedger:
         target.reported = None
         if first:
             self._done.append(target)
-            if self._emit is not None and (target.refs or target.fragments):
-                self._emit(with_refs(result, self._all_refs(target)))
         if target.fragments:
             for fragment in sorted(target.fragment_refs()):
                 self._check_fragment(target, fragment)
+        if first and self._emit is not None:
+            self._emit_own(target, result)
         if target.same_as and key not in self._passing:  # (a circle of redirects stops where it began)
             self._passing.add(key)
             try:
@@ -289,6 +292,15 @@ class MemoryLedger:
                 and target.result.status.is_ok and (target.refs or target.fragments):
             self._emit(with_refs(judged, self._all_refs(target)))
         return judged
+    def _emit_own(self, target: Target, result: Result) -> None:
+        """Stream target's result with the references the report gives it: not those that ask for a fragment
+        found missing, which are the broken fragment's own result. None yet: held, for report() to look again."""
+        assert self._emit is not None
+        rest = self._all_refs(target, target.broken_fragments if result.status.is_ok else None)
+        if rest:
+            self._emit(with_refs(result, rest))
+        else:
+            self._held.append(target)
 
     def _check_fragment(self, target: Target, fragment: str) -> None:
         result = target.result
@@ -408,6 +420,10 @@ class MemoryLedger:
     ) -> Report:
         if not interrupted:
             self._settle_loops()
+        held, self._held = self._held, []
+        for target in held:
+            assert target.result is not None
+            self._emit_own(target, target.result)
         results = self.results(depth_of)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 

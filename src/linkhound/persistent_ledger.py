@@ -136,6 +136,7 @@ class PersistentLedger:
         self._sql = self._cursor.execute
         self._closed = False
         self._reading: sqlite3.Connection | None = None  # once the crawl's connection is closed: see _reader()
+        self._held: list[int] = []  # targets whose first result was not streamed (see _emit_own)
         self._session = int(self._one("SELECT max(coalesce((SELECT max(session) FROM sources), 0),"
                                       " coalesce((SELECT max(session) FROM pages), 0))")[0]) + 1
         self._count = int(self._one("SELECT count(*) FROM targets")[0])
@@ -390,16 +391,14 @@ class PersistentLedger:
                 self._sql("UPDATE targets SET result = ?, anchors = ?, done = ? WHERE id = ?",
                           (_dump(result, key), aid, self._done_seq, tid))
             self._keep(key, entry | _HAS_RESULT)
-            if self._emit is not None:
-                refs = self._refs_of(tid)
-                if refs:
-                    self._emit(with_refs(result, refs))
         elif aid is None:
             self._sql("UPDATE targets SET result = ? WHERE id = ?", (_dump(result, key), tid))
         else:
             self._sql("UPDATE targets SET result = ?, anchors = ? WHERE id = ?", (_dump(result, key), aid, tid))
         if entry & _HAS_FRAGMENTS:  # each against this result (the verdicts noted so far are its own)
             self._check_stored_fragments(tid, None if anchors is None else (result, anchors))
+        if first and self._emit is not None:  # (after the fragments: a missing one's references are its own)
+            self._emit_own(tid, result, bool(entry & _HAS_FRAGMENTS))
         if tid in self._ends and key not in self._passing:  # (a circle of redirects stops where it began)
             self._pass_on_stored(tid, key)
 
@@ -416,6 +415,19 @@ class PersistentLedger:
                 if refs:
                     self._emit(with_refs(judged, refs))
         return judged
+    def _emit_own(self, tid: int, result: Result, fragments: bool) -> None:
+        """Stream tid's result with the references the report gives it: not those that ask for a fragment found
+        missing, which are the broken fragment's own result. None yet: held, for report() to look again."""
+        assert self._emit is not None
+        missing: set[str] = set()
+        if fragments and result.status.is_ok:
+            missing = {f for (f,) in self._db.execute("SELECT fragment FROM broken WHERE target = ?", (tid,))}
+        self._index()
+        refs = [ref for fragment, ref in self._read_refs(tid) if fragment is None or fragment not in missing]
+        if refs:
+            self._emit(with_refs(result, refs))
+        else:
+            self._held.append(tid)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop the results of keys, to be checked again (--rerun-failed); their references stay."""
@@ -480,6 +492,10 @@ class PersistentLedger:
         self._index()
         if not interrupted:
             self._settle_loops()
+        held, self._held = self._held, []
+        for tid in held:  # (a target streamed no result: a link named it since, or it asks for no fragment)
+            blob, url = self._one("SELECT result, coalesce(url, key) FROM targets WHERE id = ?", (tid,))
+            self._emit_own(tid, _load(blob, str(url)), True)
         results = StoredResults(self)
         return Report(results, summarize(results, len(pages), elapsed, interrupted, caps, warnings), pages)
 
