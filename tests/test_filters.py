@@ -295,6 +295,9 @@ async def test_bot_protection_is_blocked_not_broken(site: Site, tmp_path: Path) 
     sarif = json.loads(reporter_for("sarif").finish(report))
     assert {r["level"] for r in sarif["runs"][0]["results"]} == {"error"}
     assert reporter_for("github").finish(report).count("::error ") == 2
+    assert report.summary.failed == 2 and json.loads(reporter_for("json").finish(report))["summary"]["failed"] == 2
+    page = reporter_for("html").finish(report)
+    assert '<span class="verdict fail">2 failed</span>' in page and "<b>2</b><span>failed" in page
     plain = await linkhound.check([site.url("/blocked-only.html")])
     assert plain.summary.success and ElementTree.fromstring(reporter_for("junit").finish(plain)).get("failures") == "0"
     # a status rule that accepts 999 wins over the bot-protection verdict

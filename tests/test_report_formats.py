@@ -287,6 +287,16 @@ def test_junit_totals_count_the_certificates_suite() -> None:
     assert [s.get("failures") for s in suites if s.get("name") == "(TLS certificates)"] == ["1"]
 
 
+def test_html_headline_names_an_expiring_certificate_that_fails_the_run() -> None:
+    # --tls-expiry-fail: no link failed, yet the run does; the badge says why instead of "0 failed"
+    ok = Report(RESULTS[:1], summarize(RESULTS[:1], pages=1, elapsed=0.1))
+    certificates = (Certificate("a.test", "2026-12-10T00:00:00Z", 3, True),)
+    summary = dataclasses.replace(ok.summary, certificates=certificates, certificates_fail=True)
+    page = reporter_for("html").finish(dataclasses.replace(ok, summary=summary))
+    assert not summary.success and summary.failed == 0
+    assert '<span class="verdict fail">1 certificate expiring</span>' in page
+
+
 def test_html_embeds_data_that_cannot_close_its_script_block() -> None:
     embedded = script_json({"url": "</script><!-- & -->"})
     assert "<" not in embedded and ">" not in embedded and "&" not in embedded

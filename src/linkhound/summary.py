@@ -48,6 +48,11 @@ class Summary:
         return sum(n for s, n in self.by_status.items() if s.is_broken)
 
     @property
+    def failed(self) -> int:
+        """How many unique links fail the run: the broken ones, and the blocked ones with --fail-on-blocked."""
+        return self.broken + (self.count(Status.BLOCKED) if self.blocked_fail else 0)
+
+    @property
     def skipped(self) -> int:
         """The unique links not checked: excluded, unsupported or skipped."""
         return sum(n for s, n in self.by_status.items() if s.is_skipped)
@@ -61,8 +66,7 @@ class Summary:
     def success(self) -> bool:
         """No link failed (nor, where asked for, a certificate expires within the window or a link was
         blocked): the command's exit status 0."""
-        return self.broken == 0 and not (self.certificates_fail and self.expiring) and not (
-            self.blocked_fail and self.count(Status.BLOCKED))
+        return self.failed == 0 and not (self.certificates_fail and self.expiring)
 
 
 @dataclass(frozen=True, slots=True)

@@ -64,7 +64,7 @@ class Html(WholeReport):
                 "fold": FOLD,
                 "unfold": self.all_referrers,
                 "results": [_row(r) for r in shown],
-                "tree": site_tree(report.pages, report.results),
+                "tree": site_tree(report.pages, report.results, report.summary.blocked_fail),
             }
             parts.append(_table(shown, self.verbose))
             parts.extend(_fixes(report))
@@ -118,11 +118,13 @@ def _head(css: str) -> str:
 
 
 def _header(summary: Summary) -> str:
-    verdict = (
-        '<span class="verdict pass">no broken links</span>'
-        if summary.success
-        else f'<span class="verdict fail">{summary.broken:,} failed</span>'
-    )
+    if summary.success:
+        verdict = '<span class="verdict pass">no broken links</span>'
+    else:  # what fails the run: links (blocked ones too with --fail-on-blocked), certificates (--tls-expiry-fail)
+        expiring = len(summary.expiring) if summary.certificates_fail else 0
+        parts = [f"{summary.failed:,} failed"] if summary.failed or not expiring else []
+        parts += [f"{expiring:,} certificate{'s' if expiring != 1 else ''} expiring"] if expiring else []
+        verdict = f'<span class="verdict fail">{", ".join(parts)}</span>'
     return (
         f"<header><h1>linkhound report</h1>{verdict}"
         f'<p class="summary">{escape(printable(summary_line(summary)))}</p></header>'
@@ -172,7 +174,7 @@ def _cards(summary: Summary) -> str:
     cards = [
         ("links", f"{summary.total:,}", ""),
         ("unique", f"{summary.unique:,}", ""),
-        ("failed", f"{summary.broken:,}", " s-broken" if summary.broken else ""),
+        ("failed", f"{summary.failed:,}", " s-broken" if summary.failed else ""),
     ]
     cards += [(LABELS[s], f"{summary.count(s):,}", f" s-{s.value}") for s in Status
               if s not in OPT_IN or summary.count(s)]

@@ -24,7 +24,7 @@ def summary_record(summary: Summary) -> Record:
         "success": summary.success,
         "total": summary.total,
         "unique": summary.unique,
-        "failed": summary.broken,
+        "failed": summary.failed,
         "redirected": summary.redirects,
         "pages": summary.pages,
         "elapsed": round(summary.elapsed, 3),

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..status import Status
 from ..types import Page, Result
 from .common import printable, sources_of
 from .records import Record
 
 
-def site_tree(pages: Iterable[Page], results: Iterable[Result]) -> list[Record]:
+def site_tree(pages: Iterable[Page], results: Iterable[Result], blocked_fail: bool = False) -> list[Record]:
     """Roots (usually depth 0) with nested children; each node counts the failed links found on it (any
-    status that fails the run, not only "broken").
+    status that fails the run, not only "broken"; blocked too with --fail-on-blocked).
 
     A page's parent is the page at the greatest smaller depth that links to it (ties: the first URL);
     a page no crawled page links to, such as a seed, becomes a root.
@@ -30,7 +31,7 @@ def site_tree(pages: Iterable[Page], results: Iterable[Result]) -> list[Record]:
     referrers: dict[str, set[str]] = {}
     for result in results:
         sources = sources_of(result.references)
-        if result.is_broken:
+        if result.is_broken or blocked_fail and result.status is Status.BLOCKED:
             for source in sources & nodes.keys():
                 nodes[source]["failed"] += 1
         if result.url in nodes:
