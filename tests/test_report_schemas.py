@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -95,6 +96,31 @@ def test_sarif_validates_against_sarif_2_1_0_schema(report: Report) -> None:
     doc = json.loads(finish("sarif", report))
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(doc)
     assert doc["version"] == "2.1.0"
+
+
+def _interrupted(report: Report) -> Report:
+    return dataclasses.replace(report, summary=dataclasses.replace(report.summary, interrupted=True))
+
+
+@pytest.mark.parametrize("report", [REPORT, EMPTY], ids=["fixture", "empty"])
+def test_an_interrupted_runs_sarif_says_its_execution_did_not_succeed(report: Report) -> None:
+    # A part of the results must not read as the whole: code scanning would close the alerts of links not checked.
+    doc = json.loads(finish("sarif", _interrupted(report)))
+    jsonschema.Draft4Validator(SARIF_SCHEMA).validate(doc)
+    (invocation,) = doc["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False
+    first = invocation["toolExecutionNotifications"][0]
+    assert first["level"] == "error" and "interrupted" in first["message"]["text"]
+    assert len(invocation["toolExecutionNotifications"]) == 1 + len(report.summary.warnings)
+
+
+@pytest.mark.parametrize("report", [REPORT, EMPTY], ids=["fixture", "empty"])
+def test_an_interrupted_runs_junit_says_so_in_system_err(report: Report) -> None:
+    doc = etree.fromstring(finish("junit", _interrupted(report)).encode("utf-8"))
+    JUNIT_XSD.assertValid(doc)
+    (err,) = doc.findall("testsuite[@name='(warnings)']/system-err")
+    assert err.text.startswith("error: the run was interrupted")
+    assert err.text.count("\nwarning: ") == len(report.summary.warnings)
 
 
 def test_sarif_has_regions_for_links_in_local_files() -> None:

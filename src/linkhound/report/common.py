@@ -184,6 +184,9 @@ def summary_line(summary: Summary, paint: Paint = plain) -> str:
     return line
 
 
+INTERRUPTED = "the run was interrupted: this report covers only the links checked before it stopped"
+
+
 def warning_lines(summary: Summary, color: bool = False) -> list[str]:
     """The run's warnings as "warning: ..." lines, for the formats that end with the summary line."""
     label = ansi.warn("warning:") if color else "warning:"

@@ -12,7 +12,7 @@ from ..types import Reference, Result
 from . import fixes
 from .base import WholeReport
 from .certificates import when
-from .common import LABELS, by_source, describe, printable
+from .common import INTERRUPTED, LABELS, by_source, describe, printable
 from .drift import drift_lines
 from .forked import in_two
 
@@ -100,10 +100,11 @@ def _note_suites(report: Report) -> list[ET.Element]:
         ET.SubElement(suite, "system-out").text = "\n".join(drift_lines(report.sitemap_drift))
         suites.append(suite)
     suites += _certificates(report.summary)
-    if report.summary.warnings:
+    if report.summary.warnings or report.summary.interrupted:  # (interrupted: the cases are only a part)
         suite = _empty_suite(WARNINGS_SUITE)
         err = ET.SubElement(suite, "system-err")
-        err.text = "\n".join(f"warning: {printable(w)}" for w in report.summary.warnings)
+        lines = [f"error: {INTERRUPTED}"] if report.summary.interrupted else []
+        err.text = "\n".join(lines + [f"warning: {printable(w)}" for w in report.summary.warnings])
         suites.append(suite)
     if report.suggestions:  # not failures: a suite with no testcase, the links to fix in its system-out
         suite = _empty_suite(FIXES_SUITE)

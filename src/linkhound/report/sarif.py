@@ -12,7 +12,17 @@ from ..summary import Report
 from ..types import Reference, Result
 from . import common
 from .base import WholeReport
-from .common import TITLES, by_status_then_url, describe, is_problem, is_url, printable, referrers, sorted_refs
+from .common import (
+    INTERRUPTED,
+    TITLES,
+    by_status_then_url,
+    describe,
+    is_problem,
+    is_url,
+    printable,
+    referrers,
+    sorted_refs,
+)
 from .drift import ORPHAN, ORPHAN_HELP, UNLISTED, UNLISTED_HELP, drift_record, drift_rows
 from .fixes import notice
 from .records import Record, dumps, summary_record
@@ -89,11 +99,13 @@ class Sarif(WholeReport):
             rules += [_fix_rule(kind, title, text) for kind, (title, text) in FIX_RULES.items()]
         driver = {"name": "linkhound", "version": common.tool_version(), "rules": rules}
         # The run itself worked even when links failed; its warnings are notifications of the tool, not results.
+        # An interrupted one did not: its results are a part (code scanning would close the alerts of the rest).
+        notifications = [{"level": "warning", "message": {"text": printable(w)}} for w in report.summary.warnings]
+        if report.summary.interrupted:
+            notifications.insert(0, {"level": "error", "message": {"text": INTERRUPTED}})
         invocation = {
-            "executionSuccessful": True,
-            "toolExecutionNotifications": [
-                {"level": "warning", "message": {"text": printable(w)}} for w in report.summary.warnings
-            ],
+            "executionSuccessful": not report.summary.interrupted,
+            "toolExecutionNotifications": notifications,
         }
         properties: Record = {"summary": summary_record(report.summary)}
         if report.sitemap_drift is not None:
