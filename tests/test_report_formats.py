@@ -276,6 +276,22 @@ def test_sarif_gives_a_url_named_on_the_command_line_no_location_and_a_listed_on
     }}]]
 
 
+def test_links_not_in_a_repository_file_get_no_file_in_github_nor_a_location_in_sarif() -> None:
+    # A URL named on the command line and a link read from stdin: no file for an annotation or an alert to sit on.
+    named = Result("https://x.test/gone", Status.BROKEN, 404, "Not Found",
+                   references=(Reference("command line", 0, 0, "input", "", "https://x.test/gone"),))
+    piped = Result("https://x.test/gone2", Status.BROKEN, 404, "Not Found",
+                   references=(Reference("-", 1, 5, "markdown", "inline", "https://x.test/gone2"),))
+    report = Report((named, piped), summarize((named, piped), pages=1, elapsed=0.1))
+    lines = [line for line in reporter_for("github").finish(report).splitlines() if line.startswith("::error")]
+    assert lines == ["::error title=Broken link::https://x.test/gone (404 Not Found) in command line",
+                     "::error title=Broken link::https://x.test/gone2 (404 Not Found) in -:1:5"]
+    results = json.loads(reporter_for("sarif").finish(report))["runs"][0]["results"]
+    assert len(results) == 2 and not any("locations" in r for r in results)
+    junit = reporter_for("junit").finish(report)
+    assert "at: command line (input)\n" in junit and "at: -:1:5 (markdown inline)\n" in junit
+
+
 def test_junit_totals_count_the_certificates_suite() -> None:
     certificates = (Certificate("a.test", "2026-12-10T00:00:00Z", 3, True),
                     Certificate("b.test", "2027-06-01T00:00:00Z", 180, False))

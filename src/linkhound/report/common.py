@@ -219,6 +219,13 @@ def is_url(source: str) -> bool:
     return bool(_URL.match(source))
 
 
+def in_a_file(ref: Reference) -> bool:
+    """Whether ref is in a local file that an annotation or a SARIF location can point at: not in a page (a URL),
+    not read from stdin ("-"), and not a URL named on the command line or in a config file (element "input"
+    with no line; a --files-from list's line is in its file)."""
+    return not is_url(ref.source) and ref.source != "-" and (ref.element != "input" or ref.line > 0)
+
+
 def printable(text: str) -> str:
     """Text safe for a terminal or a one-line field: control characters (C0 with tab and line breaks, DEL,
     C1) and bidi overrides shown as escapes. Every text format passes what came from outside through this."""

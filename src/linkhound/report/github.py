@@ -12,8 +12,8 @@ from .common import (
     TITLES,
     by_status_then_url,
     describe,
+    in_a_file,
     is_problem,
-    is_url,
     printable,
     referrers,
     sorted_refs,
@@ -56,7 +56,7 @@ def _annotation(result: Result, ref: Reference | None, blocked_fail: bool = Fals
     command = "warning" if result.status is Status.BLOCKED and not blocked_fail else "error"
     props: dict[str, str] = {}
     message = f"{result.url} ({describe(result)})"
-    if ref is not None and not is_url(ref.source):
+    if ref is not None and in_a_file(ref):
         props["file"] = ref.source
         if ref.line > 0:
             props["line"] = str(ref.line)
@@ -86,7 +86,7 @@ def _notice(s: Suggestion, ref: Reference) -> str:
     """A `::notice` on a use of a link to fix: not a failure, a better URL."""
     title, message = notice(s)
     props: dict[str, str] = {}
-    if not is_url(ref.source):
+    if in_a_file(ref):
         props["file"] = ref.source
         if ref.line > 0:
             props["line"] = str(ref.line)

@@ -12,7 +12,7 @@ from ..types import Reference, Result
 from . import fixes
 from .base import WholeReport
 from .certificates import when
-from .common import INTERRUPTED, LABELS, by_source, describe, printable
+from .common import INTERRUPTED, LABELS, by_source, describe, printable, where
 from .drift import drift_lines
 from .forked import in_two
 
@@ -180,6 +180,6 @@ def _details(ref: Reference | None, result: Result) -> str:
     if result.redirects:
         lines.append(f"redirected: {' -> '.join((result.url, *result.redirects))}")
     if ref:
-        lines.append(f"at: {ref.position()} ({ref.element} {ref.attribute})")
+        lines.append(f"at: {where(ref)}")
         lines.append(f"as written: {ref.text}")
     return "\n".join(printable(line) for line in lines)

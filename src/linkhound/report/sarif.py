@@ -17,6 +17,7 @@ from .common import (
     TITLES,
     by_status_then_url,
     describe,
+    in_a_file,
     is_problem,
     is_url,
     printable,
@@ -139,7 +140,7 @@ def _result(result: Result, ref: Reference | None, blocked_fail: bool = False) -
         "level": "error" if blocked_fail and result.status is Status.BLOCKED else rule.level,
         "message": {"text": printable(f"{TITLES[result.status]}: {result.url} ({describe(result)})")},
     }
-    if ref is not None and _in_a_file(ref):
+    if ref is not None and _located(ref):
         out["locations"] = [{"physicalLocation": _physical(ref)}]
     out["properties"] = {
         "url": result.url,
@@ -194,7 +195,7 @@ def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
         "level": "note",
         "message": {"text": printable(message)},
     }
-    if ref is not None and _in_a_file(ref):
+    if ref is not None and _located(ref):
         physical = _physical(ref)
         out["locations"] = [{"physicalLocation": physical}]
         new = rewrite(ref.text, s.replacement)
@@ -208,10 +209,10 @@ def _fix_result(s: Suggestion, ref: Reference | None, first: int) -> Record:
     return out
 
 
-def _in_a_file(ref: Reference) -> bool:
-    """Whether ref is in a document (a file, a page, a --files-from list's line), not a URL named on the command
-    line or in a config file: that one has no location to point at."""
-    return ref.element != "input" or ref.line > 0
+def _located(ref: Reference) -> bool:
+    """Whether ref has a location to point at: a page (its URL) or a local file (a --files-from list's line
+    too); not a URL named on the command line or in a config file, nor a document read from stdin."""
+    return is_url(ref.source) or in_a_file(ref)
 
 
 def _physical(ref: Reference) -> Record:
