@@ -27,7 +27,7 @@ from linkhound.report.site_tree import site_tree
 from linkhound.status import Status
 from linkhound.summary import Report, summarize
 from linkhound.types import Certificate, Page, Reference, Result
-from report_fixtures import HOSTILE_URL, REPORT, RESULTS
+from report_fixtures import HOSTILE_URL, REPORT, RESULTS, md
 
 EMPTY = Report(results=(), summary=summarize((), pages=0, elapsed=0.0))
 ANSI = re.compile("\x1b\\[")
@@ -290,6 +290,16 @@ def test_links_not_in_a_repository_file_get_no_file_in_github_nor_a_location_in_
     assert len(results) == 2 and not any("locations" in r for r in results)
     junit = reporter_for("junit").finish(report)
     assert "at: command line (input)\n" in junit and "at: -:1:5 (markdown inline)\n" in junit
+
+
+def test_junit_counts_a_requests_time_once_on_the_first_use_of_its_url() -> None:
+    # One request of 1 s, its URL used 50 times in a.md and once in b.md: 1 s in all, on a.md's first testcase.
+    refs = tuple(md("a.md", line, 1, "https://x.test/slow") for line in range(1, 51)) + (md("b.md", 1, 1, "x"),)
+    slow = Result("https://x.test/slow", Status.BROKEN, 404, "Not Found", elapsed=1.0, references=refs)
+    root = ElementTree.fromstring(reporter_for("junit").finish(Report((slow,), summarize((slow,), 2, 1.01))))
+    suites = {s.get("name"): s for s in root.iter("testsuite")}
+    assert {name: s.get("time") for name, s in suites.items()} == {"a.md": "1.000", "b.md": "0.000"}
+    assert [c.get("time") for c in suites["a.md"].iter("testcase")] == ["1.000"] + ["0.000"] * 49
 
 
 def test_junit_totals_count_the_certificates_suite() -> None:

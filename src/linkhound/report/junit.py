@@ -48,7 +48,7 @@ class JUnit(WholeReport):
             yield head + " />\n"
             return
         yield head + ">"
-        suites = functools.partial(_suites, fails=fails)
+        suites = functools.partial(_suites, fails=fails, timed=_first_uses(groups))
         yield from in_two(list(groups.items()), lambda group: len(group[1]), suites, _FORK_AT if self.fork else None)
         for suite in notes:
             ET.indent(suite, level=1)
@@ -57,8 +57,18 @@ class JUnit(WholeReport):
 
 
 def _suites(groups: Sequence[tuple[str, list[tuple[Reference | None, Result]]]], first: bool,
-            fails: frozenset[Status]) -> Iterator[str]:
-    return (_suite(source, pairs, fails) for source, pairs in groups)
+            fails: frozenset[Status], timed: dict[int, tuple[str, int]]) -> Iterator[str]:
+    return (_suite(source, pairs, fails, timed) for source, pairs in groups)
+
+
+def _first_uses(groups: dict[str, list[tuple[Reference | None, Result]]]) -> dict[int, tuple[str, int]]:
+    """id(result) -> the suite and place of its first testcase: the one that gets the request's time (a URL used
+    500 times was asked once; each use taking the whole time made a suite far longer than the run)."""
+    first: dict[int, tuple[str, int]] = {}
+    for source, pairs in groups.items():
+        for i, (_, result) in enumerate(pairs):
+            first.setdefault(id(result), (source, i))
+    return first
 
 
 def _failing(blocked_fail: bool) -> frozenset[Status]:
@@ -67,22 +77,23 @@ def _failing(blocked_fail: bool) -> frozenset[Status]:
     return broken | {Status.BLOCKED} if blocked_fail else broken
 
 
-def _suite(source: str, pairs: Sequence[tuple[Reference | None, Result]], fails: frozenset[Status]) -> str:
-    """A source's testsuite, a testcase a link, as text."""
+def _suite(source: str, pairs: Sequence[tuple[Reference | None, Result]], fails: frozenset[Status],
+           timed: dict[int, tuple[str, int]]) -> str:
+    """A source's testsuite, a testcase a link, as text; a request's time on its URL's first testcase only."""
     name = _attribute(printable(source))
     tests, failures, skipped = _counts(pairs, fails)
-    time = sum(result.elapsed for _, result in pairs)
+    times = [result.elapsed if timed.get(id(result)) == (source, i) else 0.0 for i, (_, result) in enumerate(pairs)]
     lines = [f'\n  <testsuite name="{name}" tests="{tests}" failures="{failures}" errors="0" skipped="{skipped}"'
-             f' time="{time:.3f}">']
-    lines += [_testcase(name, ref, result, fails) for ref, result in pairs]
+             f' time="{sum(times):.3f}">']
+    lines += [_testcase(name, ref, result, fails, time) for (ref, result), time in zip(pairs, times, strict=True)]
     lines.append("\n  </testsuite>")
     return "".join(lines)
 
 
-def _testcase(classname: str, ref: Reference | None, result: Result, fails: frozenset[Status]) -> str:
+def _testcase(classname: str, ref: Reference | None, result: Result, fails: frozenset[Status], time: float) -> str:
     position = f"{ref.line}:{ref.column} " if ref and ref.line else ""
     case = (f'\n    <testcase name="{_attribute(printable(position + as_used(result, ref)))}" classname="{classname}"'
-            f' time="{result.elapsed:.3f}"')
+            f' time="{time:.3f}"')
     if result.is_ok:
         return case + " />"
     message = _attribute(printable(f"{LABELS[result.status]}: {describe(result)}"))
