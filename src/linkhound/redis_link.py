@@ -9,13 +9,14 @@ restart) is tried again, with a growing pause, until Redis answers or `timeout` 
 first failure: then the step fails with RedisAway, one line, and the process stops. (Before Redis first
 answered, a failure is said at once: a wrong URL is not waited for.) What a process was doing waits meanwhile:
 no link is checked again or reported broken because Redis was away. Each outage waited out is a warning of
-the process's report (`Patience.warnings`): a library's caller gets it there, and the command prints it with
-the report, once.
+the process's report (`Patience.warnings`), and is said as it starts and ends (`say`: on stderr), since a
+process that waits for Redis shows nothing else meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -45,8 +46,9 @@ class Patience:
     ended the wait, so the process can stop (every later step fails at once); `warnings` says each outage
     waited out, for the report."""
 
-    def __init__(self, url: str, timeout: float = TIMEOUT) -> None:
+    def __init__(self, url: str, timeout: float = TIMEOUT, say: Callable[[str], None] | None = None) -> None:
         self.url = url
+        self._say = say if say is not None else _to_stderr
         self.timeout = timeout
         self.failed: RedisAway | None = None
         self.warnings: list[str] = []
@@ -74,6 +76,7 @@ class Patience:
                 if self._away_since is None:
                     self._away_since = now
                     self._why = _first_line(e)
+                    self._say(f"Redis at {self.url} is away ({self._why}): waiting up to {self.timeout:g} s")
                 if now - self._away_since >= self.timeout:
                     self.failed = RedisAway(
                         f"Redis at {self.url} was away for {self.timeout:g} s (--redis-timeout): {_first_line(e)}; "
@@ -86,9 +89,14 @@ class Patience:
             if self._away_since is not None:
                 away = time.monotonic() - self._away_since
                 self._away_since = None
+                self._say(f"Redis at {self.url} is back")
                 self.warnings.append(f"Redis at {self.url} was away for {away:.1f} s ({self._why}); the steps that "
                                      "failed meanwhile were made again once it was back")
             return answer
+
+
+def _to_stderr(text: str) -> None:
+    print(f"linkhound: {text}", file=sys.stderr)
 
 
 def _first_line(e: BaseException) -> str:
