@@ -13,10 +13,10 @@ from .slug import GITHUB, MKDOCS, HeadingIds, Slugger, github_slug
 from .text import extract_text, text_links
 
 __all__ = [
-    "Kind",
     "GITHUB",
-    "MKDOCS",
     "HeadingIds",
+    "Kind",
+    "MKDOCS",
     "Slugger",
     "extract",
     "extract_css",
