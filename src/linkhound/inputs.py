@@ -23,7 +23,7 @@ INPUT_SOURCE = "(input)"  # where a URL input was named, when nothing says more 
 class Input(NamedTuple):
     """One thing to read links from: a URL to fetch, or a document already in hand."""
 
-    location: str  # URL, or path as the user wrote it, or "-" for stdin
+    location: str  # URL, or path as the user wrote it (normalized: no "./", "//"), or "-" for stdin
     kind: Kind | None  # None for URLs: decided by the response
     content: bytes | None = None  # local documents are read at collection time
     path: str | None = None  # absolute path of a local file; stdin is a document "-" in the current folder
@@ -168,7 +168,9 @@ def _read(path: str, kind: Kind) -> Input:
             data = f.read()
     except OSError as e:
         raise InputError(path, f"can't read: {_why(e)}") from None
-    return Input(path, kind, data, os.path.abspath(path))
+    # shown as one spelling in every report format: "./docs//a.md" is "docs/a.md" (".." taken lexically, as
+    # links are resolved)
+    return Input(os.path.normpath(path), kind, data, os.path.abspath(path))
 
 
 def _why(e: BaseException) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote
@@ -219,8 +220,8 @@ def _physical(ref: Reference) -> Record:
     artifact: Record
     if is_url(ref.source):
         artifact = {"uri": ref.source}
-    elif Path(ref.source).is_absolute():
-        artifact = {"uri": Path(ref.source).as_uri()}
+    elif Path(ref.source).is_absolute() or ref.source.startswith("../"):  # (outside %SRCROOT%: absolute)
+        artifact = {"uri": Path(os.path.abspath(ref.source)).as_uri()}
     else:
         artifact = {"uri": quote(Path(ref.source).as_posix(), errors="surrogateescape"), "uriBaseId": "%SRCROOT%"}
     location: Record = {"artifactLocation": artifact}
