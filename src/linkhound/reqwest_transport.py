@@ -3,7 +3,6 @@ per request. Redirects, cookies and credentials stay with the client; reqwest on
 
 from __future__ import annotations
 
-import asyncio
 import io
 from collections.abc import Callable, Mapping
 from datetime import timedelta
@@ -151,36 +150,12 @@ class ReqwestTransport:
             if method == "HEAD":  # no body to stream: one round trip through the runtime, not two
                 return ReqwestHop(None, await builder.build().send(), bodiless=True)
             request = builder.build_streamed()
-            resp = await _entered(request)
+            resp = await request.__aenter__()
         except rq.RequestError as e:
             raise _timeout_or_network(e) from None
         except ValueError as e:  # the URL (or a header) that reqwest won't send
             raise NetworkError(f"invalid URL: {e}", transient=False) from None
         return ReqwestHop(request, resp, bodiless=False)
-
-
-async def _entered(request: StreamRequest) -> RqResponse:
-    """request sent, and its answer's head. Awaited from a task of its own: a cancel that reaches pyreqwest's own
-    coroutine between two of its steps has been seen to be passed over, the request then going on to its answer
-    or --timeout (a cancelled run waited 20 s for a server that held its answer). The caller's wait ends at the
-    cancel; a request that still gets its answer has its context left then (the connection released)."""
-    entering = asyncio.ensure_future(request.__aenter__())
-    try:
-        return await asyncio.shield(entering)
-    except asyncio.CancelledError:
-        entering.cancel()
-        entering.add_done_callback(lambda done: _leave(request, done))
-        raise
-
-
-_LEAVING: set[asyncio.Future[None]] = set()  # (held until done: a task nothing refers to may be collected)
-
-
-def _leave(request: StreamRequest, entered: asyncio.Future[RqResponse]) -> None:
-    if not entered.cancelled() and entered.exception() is None:
-        leaving = asyncio.ensure_future(request.__aexit__(None, None, None))
-        _LEAVING.add(leaving)
-        leaving.add_done_callback(_LEAVING.discard)
 
 
 def _timeout_or_network(e: rq.RequestError) -> Exception:
