@@ -144,6 +144,10 @@ async def test_plain_http_hosts_have_no_certificate(site: Site) -> None:
     report = await linkhound.check([site.url("/")], tls_expiry="21d")
     assert report.summary.certificates == () and report.summary.success
     assert reporter_for("detailed").finish(report).count("TLS certificates: no HTTPS host answered") == 1
+    markdown = reporter_for("markdown").finish(report)
+    assert "**TLS certificates**: no HTTPS host answered" in markdown and "| Host |" not in markdown
+    html = reporter_for("html").finish(report)
+    assert "<p>no HTTPS host answered</p>" in html and "<th>Host</th>" not in html
 
 
 def test_the_certificate_date_is_read_from_der() -> None:

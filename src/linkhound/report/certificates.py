@@ -23,12 +23,15 @@ def days(n: int) -> str:
     return f"{n} day{'' if n == 1 else 's'}"
 
 
+NONE_READ = "no HTTPS host answered"  # (--tls-expiry, and no certificate read: said so, not an empty table)
+
+
 def certificate_lines(summary: Summary) -> list[str]:
     """A text block listing every certificate read, expiring ones marked; nothing when none was checked."""
     if summary.certificates is None:
         return []
     if not summary.certificates:
-        return ["TLS certificates: no HTTPS host answered"]
+        return [f"TLS certificates: {NONE_READ}"]
     lines = ["TLS certificates:"]
     for c in summary.certificates:
         mark = "  ! " if c.expiring else "    "

@@ -11,7 +11,7 @@ from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
 from . import common, fixes
 from .base import WholeReport
-from .certificates import certificate_rows
+from .certificates import NONE_READ, certificate_rows
 from .common import (
     FOLD,
     LABELS,
@@ -162,6 +162,8 @@ def _certificates(summary: Summary) -> list[str]:
     """--tls-expiry: the hosts' certificates, expiring ones marked."""
     if summary.certificates is None:
         return []
+    if not summary.certificates:
+        return [f'<section class="certificates"><h2>TLS certificates</h2><p>{NONE_READ}</p></section>']
     rows = "".join(
         f"<tr><td>{escape(printable(host))}</td><td>{escape(expires)}</td><td>{note}</td></tr>"
         for host, expires, note in certificate_rows(summary)

@@ -10,7 +10,7 @@ from ..summary import Report, SitemapDrift, Summary
 from ..types import Result
 from . import fixes
 from .base import WholeReport
-from .certificates import certificate_rows
+from .certificates import NONE_READ, certificate_rows
 from .common import (
     FOLD,
     LABELS,
@@ -150,6 +150,8 @@ def _certificates(summary: Summary) -> list[str]:
     """--tls-expiry: a table of the hosts' certificates."""
     if summary.certificates is None:
         return []
+    if not summary.certificates:
+        return [f"**TLS certificates**: {NONE_READ}", ""]
     rows = [f"| {code(host, table=True)} | {text(expires)} | {note} |"
             for host, expires, note in certificate_rows(summary)]
     return ["**TLS certificates**", "", "| Host | Expires | |", "|---|---|---|", *rows, ""]
