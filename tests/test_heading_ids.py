@@ -4,6 +4,7 @@ files of a MkDocs project's docs_dir (--heading-ids auto, the default), whicheve
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import pytest
@@ -121,11 +122,25 @@ def test_bad_heading_ids_value_is_a_usage_error(tmp_path: Path) -> None:
     assert r.returncode == 1 and "heading-ids" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("parse_ahead", [False, True])
-async def test_inputs_parsed_ahead_get_the_same_ids(tmp_path: Path, parse_ahead: bool,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("documents", "jobs", "ahead"), [(1, 1, False), (40, 1, True), (40, 2, None)])
+async def test_every_way_of_reading_the_inputs_gives_the_same_ids(tmp_path: Path, documents: int, jobs: int,
+                                                                  ahead: bool | None,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # in this process, in the child that parses them ahead (enough of them: 40 of 8 KB), in two processes
+    from linkhound.parse_ahead import ParseAhead
+
+    started: list[object] = []
+    start = ParseAhead.start
+
+    def spy(inputs: list[Any], s: Any) -> ParseAhead | None:
+        started.append(parsing := start(inputs, s))
+        return parsing
+
+    monkeypatch.setattr(ParseAhead, "start", staticmethod(spy))
     docs = project(tmp_path / "site")
-    for n in range(40 if parse_ahead else 1):  # enough documents for a child process to parse them ahead
+    for n in range(documents):
         (docs / f"more{n}.md").write_text(LINKS + "x" * 8000)
-    got = await verdicts(docs)
+    got = await verdicts(docs, jobs=jobs)
     assert got["docs"] == works(MKDOCS_WORKS)
+    if ahead is not None:
+        assert (started[0] is not None) is ahead  # (the way this case is about was taken)
